@@ -1,0 +1,72 @@
+"""Candidate files: which kernel languages they use (from the AST, without running them), and loading."""
+
+from __future__ import annotations
+
+import ast
+import types
+from pathlib import Path
+
+
+class CandidateLoadError(Exception):
+    """The candidate could not be loaded (syntax error, failed import or build, no ModelNew)."""
+
+
+def detect_languages(source: str) -> list[str]:
+    """Kernel languages in a candidate: 'triton', 'cuda', 'cpp', or 'pytorch' when none.
+
+    CUDA sources also cover HIP: on ROCm builds torch hipifies `cuda_sources` when it compiles them."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+    langs: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            mods = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+            if any(m == "triton" or m.startswith("triton.") for m in mods):
+                langs.add("triton")
+        elif isinstance(node, ast.Call):
+            fname = _call_name(node.func)
+            if fname in ("load_inline", "load"):
+                kws = {k.arg for k in node.keywords}
+                if "cuda_sources" in kws or any(
+                    isinstance(k.value, ast.Constant) and k.value.value and k.arg == "with_cuda"
+                    for k in node.keywords
+                ):
+                    langs.add("cuda")
+                if "cpp_sources" in kws and "cuda_sources" not in kws:
+                    langs.add("cpp")
+                if fname == "load":
+                    langs.add("cuda" if ".cu" in source else "cpp")
+    return sorted(langs) or ["pytorch"]
+
+
+def _call_name(func: ast.expr) -> str:
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    if isinstance(func, ast.Name):
+        return func.id
+    return ""
+
+
+def load_candidate(path: str | Path) -> types.ModuleType:
+    """Execute the candidate file as its own module; raises CandidateLoadError with the cause."""
+    p = Path(path)
+    module = types.ModuleType("candidate")
+    module.__file__ = str(p)
+    try:
+        code = compile(p.read_text(), str(p), "exec")
+    except SyntaxError as e:
+        raise CandidateLoadError(f"syntax error at line {e.lineno}: {e.msg}") from e
+    try:
+        exec(code, module.__dict__)
+    except BaseException as e:  # noqa: BLE001 - a build failure, import error or SystemExit
+        raise CandidateLoadError(f"loading the candidate raised {type(e).__name__}: {_first_lines(e)}") from e
+    if not isinstance(module.__dict__.get("ModelNew"), type):
+        raise CandidateLoadError("the candidate does not define class ModelNew")
+    return module
+
+
+def _first_lines(e: BaseException, limit: int = 2000) -> str:
+    text = str(e)
+    return text if len(text) <= limit else text[:limit] + " ..."

@@ -1,0 +1,229 @@
+"""Parent side of evaluation: one fresh worker process per candidate, a hard timeout on its process group.
+
+The parent never imports torch. A worker is started (torch imported) before its job is known and is
+used for exactly one candidate, so nothing one candidate does can reach the next. With `prestart`,
+the next worker is started once an evaluation finishes, so a search pays the import between steps.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import selectors
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from kernelevolve.eval.job import EvalJob
+from kernelevolve.eval.result import EvalResult, Status
+from kernelevolve.eval.worker import MEMORY_LIMIT_ENV, RESULT_FD_ENV
+from kernelevolve.platforms import get_platform
+from kernelevolve.problem.problem import Problem, ProblemError
+
+PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])
+LOG_TAIL_CHARS = 4000
+READY_TIMEOUT_S = 180.0
+
+
+def default_memory_limit() -> int:
+    """Half the machine's RAM: a runaway candidate on the cpu target fails an allocation instead of
+    waking the kernel's OOM killer."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2
+    except (ValueError, OSError):
+        return 0
+
+
+class WorkerProcess:
+    """A started worker: its process group, its event pipe and its log."""
+
+    def __init__(self, target: str, memory_limit: int | None = None):
+        platform = get_platform(target)
+        self.started = time.monotonic()
+        self.log = tempfile.TemporaryFile()
+        read_fd, write_fd = os.pipe()
+        env = os.environ.copy()
+        env.update(platform.worker_env())
+        env[RESULT_FD_ENV] = str(write_fd)
+        env["PYTHONUNBUFFERED"] = "1"
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (PACKAGE_ROOT, env.get("PYTHONPATH")) if p)
+        if platform.device_type == "cpu":
+            limit = default_memory_limit() if memory_limit is None else memory_limit
+            env[MEMORY_LIMIT_ENV] = str(limit)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "kernelevolve.eval.worker"],
+            stdin=subprocess.PIPE,
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+            pass_fds=(write_fd,),
+            start_new_session=True,  # its own process group, killed whole
+            env=env,
+        )
+        os.close(write_fd)
+        self._events = os.fdopen(read_fd, "rb", buffering=0)
+        self._buffer = b""
+        self.last_stage = "start"
+
+    def next_event(self, deadline: float) -> dict | None:
+        """The next event, or None at end of stream; raises TimeoutError at the deadline."""
+        while b"\n" not in self._buffer:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise TimeoutError
+            with selectors.DefaultSelector() as sel:
+                sel.register(self._events, selectors.EVENT_READ)
+                if not sel.select(timeout=min(remaining, 1.0)):
+                    continue
+            chunk = self._events.read(65536)
+            if not chunk:
+                return None
+            self._buffer += chunk
+        line, self._buffer = self._buffer.split(b"\n", 1)
+        try:
+            event = json.loads(line)
+        except ValueError:
+            return {"event": "garbage", "line": line[:200].decode(errors="replace")}
+        if event.get("event") == "stage":
+            self.last_stage = event.get("stage", self.last_stage)
+        return event
+
+    def send_job(self, job: EvalJob) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(job.model_dump_json().encode() + b"\n")
+        self.proc.stdin.close()
+
+    def kill(self) -> int:
+        """Kill the whole process group (the candidate's children too); returns the worker's exit status."""
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        code = self.proc.wait()
+        self._events.close()
+        return code
+
+    def log_tail(self, limit: int = LOG_TAIL_CHARS) -> str:
+        try:
+            self.log.seek(0, os.SEEK_END)
+            size = self.log.tell()
+            self.log.seek(max(0, size - limit))
+            return self.log.read().decode(errors="replace")
+        except (OSError, ValueError):
+            return ""
+
+
+def _signal_name(code: int) -> str:
+    try:
+        return signal.Signals(-code).name
+    except ValueError:
+        return f"signal {-code}"
+
+
+class Evaluator:
+    """Evaluates candidates for one target, one isolated worker per candidate."""
+
+    def __init__(self, target: str, *, timeout_s: float = 300.0, device_index: int = 0,
+                 prestart: bool = False, memory_limit: int | None = None):
+        self.platform = get_platform(target)
+        self.target = target
+        self.timeout_s = timeout_s
+        self.device_index = device_index
+        self.prestart = prestart
+        self.memory_limit = memory_limit
+        self._spare: WorkerProcess | None = None
+
+    def _worker(self) -> WorkerProcess:
+        worker, self._spare = self._spare, None
+        if worker is None or worker.proc.poll() is not None:
+            worker = WorkerProcess(self.target, self.memory_limit)
+        return worker
+
+    def evaluate(self, problem: Problem, candidate: str | Path, *, trials: int = 3, baseline: str = "eager",
+                 compile_baseline: bool | None = None, seed: int | None = None, **timing: float) -> EvalResult:
+        """Raises ProblemError for a malformed problem; every candidate failure is a result."""
+        candidate_path = Path(candidate)
+        if not candidate_path.is_file():
+            raise FileNotFoundError(f"{candidate_path}: no such candidate file")
+        if baseline not in ("eager", "compile"):
+            raise ValueError(f"baseline must be 'eager' or 'compile', not {baseline!r}")
+        job = EvalJob(
+            problem_path=str(problem.path), candidate_path=str(candidate_path.resolve()), target=self.target,
+            seed=secrets.randbits(62) if seed is None else seed, trials=trials, baseline=baseline,
+            compile_baseline=self.platform.compile_baseline if compile_baseline is None else compile_baseline,
+            device_index=self.device_index, **timing,
+        )
+        worker = self._worker()
+        try:
+            return self._run(worker, job)
+        finally:
+            worker.kill()
+            if self.prestart:
+                self._spare = WorkerProcess(self.target, self.memory_limit)
+
+    def _run(self, worker: WorkerProcess, job: EvalJob) -> EvalResult:
+        try:
+            ready = worker.next_event(time.monotonic() + READY_TIMEOUT_S)
+        except TimeoutError:
+            ready = None
+        if not ready or ready.get("event") != "ready":
+            return self._crashed(worker, job, "the worker process failed to start")
+        worker_start = time.monotonic() - worker.started
+        worker.send_job(job)
+        deadline = time.monotonic() + self.timeout_s
+        while True:
+            try:
+                event = worker.next_event(deadline)
+            except TimeoutError:
+                worker.kill()
+                result = self._base(job, Status.TIMEOUT,
+                                    f"timed out after {self.timeout_s:g} s during {worker.last_stage}; worker killed")
+                break
+            if event is None:
+                result = self._crashed(worker, job, "")
+                break
+            kind = event.get("event")
+            if kind == "result":
+                result = EvalResult.model_validate(event["result"])
+                break
+            if kind == "problem_error":
+                raise ProblemError(event["message"])
+            if kind == "error":
+                result = self._base(job, Status.CRASHED, f"the worker failed: {event['message']}")
+                break
+        result.stages = {"worker_start": round(worker_start, 4), **result.stages}
+        result.log_tail = worker.log_tail()
+        return result
+
+    def _crashed(self, worker: WorkerProcess, job: EvalJob, what: str) -> EvalResult:
+        try:
+            code = worker.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            code = worker.kill()
+        if code < 0:
+            cause = f"the worker was killed by {_signal_name(code)}"
+            if code == -signal.SIGKILL:
+                cause += " (out of memory?)"
+        else:
+            cause = f"the worker exited with status {code} before reporting"
+        reason = f"{what + ': ' if what else ''}{cause} during {worker.last_stage}"
+        result = self._base(job, Status.CRASHED, reason)
+        result.log_tail = worker.log_tail()
+        return result
+
+    def _base(self, job: EvalJob, status: Status, reason: str) -> EvalResult:
+        return EvalResult(status=status, correct=False, reason=reason, target=job.target).finalize()
+
+    def close(self) -> None:
+        if self._spare is not None:
+            self._spare.kill()
+            self._spare = None
+
+    def __enter__(self) -> Evaluator:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

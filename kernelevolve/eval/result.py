@@ -1,0 +1,79 @@
+"""The one result type of an evaluation, shared by every command (DESIGN.md "Evaluation result")."""
+
+from __future__ import annotations
+
+import math
+from enum import Enum
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+
+class Status(str, Enum):
+    OK = "ok"
+    COMPILE_ERROR = "compile_error"
+    RUNTIME_ERROR = "runtime_error"
+    INCORRECT = "incorrect"
+    TIMEOUT = "timeout"
+    CRASHED = "crashed"
+    REJECTED = "rejected"
+
+
+class CaseResult(BaseModel):
+    """One shape case: correctness over all trials, then interleaved timings."""
+
+    shape: dict[str, Any]
+    correct: bool
+    max_abs_err: float | None = None
+    max_rel_err: float | None = None
+    reason: str = ""
+    trials: list[str] = Field(default_factory=list, description="input distribution of each trial run")
+    t_candidate_ms: float | None = None
+    t_eager_ms: float | None = None
+    t_compile_ms: float | None = None
+    t_candidate_iqr_ms: float | None = None
+    t_eager_iqr_ms: float | None = None
+    t_compile_iqr_ms: float | None = None
+    timing_iters: int | None = None
+    # CUDA-graph replay timings (launch overhead removed); null where capture failed or on the CPU.
+    t_candidate_graph_ms: float | None = None
+    t_eager_graph_ms: float | None = None
+    t_compile_graph_ms: float | None = None
+    speedup: float | None = None
+    speedup_graph: float | None = None
+    compile_baseline_correct: bool | None = None
+
+
+class EvalResult(BaseModel):
+    status: Status
+    correct: bool
+    reason: str = ""
+    speedup: float | None = None
+    fitness: float | None = 0.0
+    baseline: str = "eager"
+    cases: list[CaseResult] = Field(default_factory=list)
+    target: str = ""
+    device: str = ""
+    languages: list[str] = Field(default_factory=list)
+    interpreted: bool = False
+    speedup_graph: float | None = None
+    compile_baseline: str = Field("", description="why the torch.compile baseline was not used, if it was not")
+    stages: dict[str, float] = Field(default_factory=dict, description="wall seconds per evaluation stage")
+    problem_hash: str = ""
+    candidate_hash: str = ""
+    versions: dict[str, str] = Field(default_factory=dict)
+    log_tail: str = ""
+
+    def finalize(self) -> EvalResult:
+        """Derive speedup and fitness from the cases; fitness is the speedup when correct, else 0."""
+        self.correct = self.status is Status.OK
+        timed = [c.speedup for c in self.cases if c.speedup]
+        self.speedup = geomean(timed) if timed and len(timed) == len(self.cases) else None
+        graphs = [c.speedup_graph for c in self.cases if c.speedup_graph]
+        self.speedup_graph = geomean(graphs) if graphs and len(graphs) == len(self.cases) else None
+        self.fitness = (self.speedup if self.correct else 0.0)
+        return self
+
+
+def geomean(values: list[float]) -> float:
+    return math.exp(sum(math.log(v) for v in values) / len(values))

@@ -1,0 +1,70 @@
+"""Worker process main: import torch once, say ready, run exactly one job, report, exit.
+
+Events go to a dedicated pipe (one JSON object per line), never stdout: the candidate's prints and
+the tracebacks land in the worker's log, whose tail the parent records.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import sys
+import time
+import traceback
+
+RESULT_FD_ENV = "KERNELEVOLVE_RESULT_FD"
+MEMORY_LIMIT_ENV = "KERNELEVOLVE_MEMORY_LIMIT_BYTES"
+
+
+def _limit_resources() -> None:
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # a segfaulting candidate leaves no core file
+    limit = int(os.environ.get(MEMORY_LIMIT_ENV) or 0)
+    if limit > 0:  # host memory cap (cpu target only: CUDA reserves far more address space than it uses)
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+
+def main() -> None:
+    chan = os.fdopen(int(os.environ[RESULT_FD_ENV]), "w", buffering=1)
+
+    def send(event: dict) -> None:
+        chan.write(json.dumps(event) + "\n")
+        chan.flush()
+
+    _limit_resources()
+    import torch  # noqa: F401 - the expensive import, paid before the job arrives
+
+    try:
+        import triton  # noqa: F401
+    except ImportError:
+        pass
+    from kernelevolve.eval.harness import run_job
+    from kernelevolve.eval.job import EvalJob
+    from kernelevolve.problem.problem import ProblemError
+
+    send({"event": "ready"})
+    line = sys.stdin.readline()
+    if not line:
+        os._exit(0)
+    job = EvalJob.model_validate_json(line)
+
+    def report(stage: str) -> None:
+        print(f"[kernelevolve worker] {stage}", file=sys.stderr, flush=True)
+        send({"event": "stage", "stage": stage, "t": time.time()})
+
+    try:
+        result = run_job(job, report)
+        send({"event": "result", "result": result.model_dump(mode="json")})
+    except ProblemError as e:
+        send({"event": "problem_error", "message": str(e)})
+    except BaseException as e:  # noqa: BLE001 - anything else escaping the harness, e.g. SystemExit
+        traceback.print_exc()
+        send({"event": "error", "message": f"{type(e).__name__}: {e}"})
+    sys.stdout.flush()
+    sys.stderr.flush()
+    # Skip interpreter teardown: atexit hooks a candidate registered never run, and exit is fast.
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main()

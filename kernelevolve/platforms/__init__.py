@@ -1,0 +1,31 @@
+"""Targets by name, and which one to use by default."""
+
+from __future__ import annotations
+
+import os
+
+from kernelevolve.platforms.base import Platform
+from kernelevolve.platforms.cpu import CPU
+from kernelevolve.platforms.cuda import CUDA
+from kernelevolve.platforms.rocm import ROCM
+
+PLATFORMS: dict[str, Platform] = {p.name: p for p in (CPU, CUDA, ROCM)}
+
+
+def get_platform(name: str) -> Platform:
+    try:
+        return PLATFORMS[name]
+    except KeyError:
+        raise ValueError(f"unknown target {name!r}: choose one of {', '.join(PLATFORMS)}") from None
+
+
+def default_target() -> str:
+    """cuda where an NVIDIA driver is loaded, rocm where the AMD kernel driver is, else cpu (no torch import)."""
+    if os.path.exists("/proc/driver/nvidia/version") or os.path.exists("/dev/nvidiactl"):
+        return "cuda"
+    if os.path.exists("/dev/kfd"):
+        return "rocm"
+    return "cpu"
+
+
+__all__ = ["PLATFORMS", "Platform", "default_target", "get_platform"]

@@ -1,0 +1,100 @@
+"""The one input builder: a problem's inputs for a shape case, from a seed and a distribution.
+
+`get_inputs()` fixes shapes, dtypes and integer contents (indices, lengths); floating tensors are then
+redrawn from the requested distribution so correctness is not checked on `torch.rand` alone.
+"""
+
+from __future__ import annotations
+
+import copy
+import types
+from typing import Any
+
+import torch
+
+from kernelevolve.problem.problem import ProblemError
+
+# Trial t of a case uses DISTRIBUTIONS[t % len(DISTRIBUTIONS)].
+DISTRIBUTIONS = ("given", "normal", "uniform_signed", "heavy_tailed", "large")
+
+
+def problem_dtype(module: types.ModuleType) -> torch.dtype:
+    dtype = getattr(module, "DTYPE", torch.float32)
+    if isinstance(dtype, str):
+        dtype = getattr(torch, dtype, None)
+    if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
+        raise ProblemError(f"{module.__file__}: DTYPE must be a floating torch dtype, got {dtype!r}")
+    return dtype
+
+
+def _redraw(t: torch.Tensor, distribution: str, gen: torch.Generator) -> torch.Tensor:
+    shape = t.shape
+    if distribution == "normal":
+        x = torch.randn(shape, generator=gen, dtype=torch.float32)
+    elif distribution == "uniform_signed":
+        x = torch.rand(shape, generator=gen, dtype=torch.float32) * 2 - 1
+    elif distribution == "heavy_tailed":
+        # Student-t with 2 degrees of freedom: a few large values among many small ones.
+        z = torch.randn(shape, generator=gen, dtype=torch.float32)
+        chi = torch.randn((2, *shape), generator=gen, dtype=torch.float32).square().sum(0) / 2
+        x = (z / chi.sqrt().clamp_min(1e-3)).clamp(-1e3, 1e3)
+    elif distribution == "large":
+        x = torch.randn(shape, generator=gen, dtype=torch.float32) * 100
+    else:
+        raise ValueError(f"unknown input distribution {distribution!r}")
+    return x.to(t.dtype)
+
+
+def build_inputs(
+    module: types.ModuleType, seed: int, distribution: str, dtype: torch.dtype, device: torch.device
+) -> list[Any]:
+    """Inputs for the currently bound case; floating tensors cast to the problem's DTYPE."""
+    torch.manual_seed(seed)
+    try:
+        inputs = list(module.get_inputs())
+    except Exception as e:  # noqa: BLE001
+        raise ProblemError(f"{module.__file__}: get_inputs() raised {type(e).__name__}: {e}") from e
+    gen = torch.Generator().manual_seed(seed ^ 0x5EED)
+    out: list[Any] = []
+    for x in inputs:
+        if isinstance(x, torch.Tensor):
+            x = x.detach()
+            if x.is_floating_point():
+                if distribution != "given":
+                    x = _redraw(x.cpu(), distribution, gen)
+                x = x.to(dtype)
+            x = x.to(device).contiguous() if x.device != device else x.clone()
+        out.append(x)
+    return out
+
+
+def build_init_inputs(module: types.ModuleType) -> list[Any]:
+    try:
+        return list(module.get_init_inputs())
+    except Exception as e:  # noqa: BLE001
+        raise ProblemError(f"{module.__file__}: get_init_inputs() raised {type(e).__name__}: {e}") from e
+
+
+def build_model(cls: type, init: list[Any], seed: int, dtype: torch.dtype, device: torch.device,
+                reference: torch.nn.Module | None = None) -> torch.nn.Module:
+    """A model in eval() mode built under `seed`. Given the reference, parameters are matched to it:
+    the same seed, then its state dict copied wherever names and shapes match."""
+    torch.manual_seed(seed)
+    model = cls(*copy.deepcopy(init))
+    if reference is not None and isinstance(model, torch.nn.Module):
+        own = model.state_dict()
+        shared = {k: v for k, v in reference.state_dict().items() if k in own and own[k].shape == v.shape}
+        if shared:
+            model.load_state_dict(shared, strict=False)
+    return _place(model, dtype, device)
+
+
+def _place(model: torch.nn.Module, dtype: torch.dtype, device: torch.device) -> torch.nn.Module:
+    if isinstance(model, torch.nn.Module):
+        model = model.to(device=device)
+        if any(p.is_floating_point() for p in model.parameters()) or any(
+            b.is_floating_point() for b in model.buffers()
+        ):
+            model = model.to(dtype=dtype)
+        model.eval()
+    return model

@@ -1,0 +1,142 @@
+"""Problem files: KernelBench-format modules plus the optional SHAPE_CASES, TOLERANCE and DTYPE.
+
+The parent process only reads and statically checks the file (no torch import, no code run); the
+worker executes it in a private namespace before any candidate code is loaded.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import types
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+REQUIRED = ("Model", "get_inputs", "get_init_inputs")
+
+
+class ProblemError(Exception):
+    """The problem file is malformed or unusable: a usage error (exit status 2)."""
+
+
+@dataclass(frozen=True)
+class Problem:
+    path: Path
+    source: str
+
+    @property
+    def hash(self) -> str:
+        """Identity of the problem: the hash of its source with comments and formatting normalised away."""
+        return source_hash(self.source)
+
+    @property
+    def name(self) -> str:
+        return self.path.stem if self.path.stem != "problem" else self.path.parent.name
+
+
+def source_hash(source: str) -> str:
+    try:
+        normal = ast.unparse(ast.parse(source))
+    except SyntaxError:
+        normal = source
+    return hashlib.sha256(normal.encode()).hexdigest()[:16]
+
+
+def load_problem(path: str | Path) -> Problem:
+    """Read and statically validate a problem file; raises ProblemError naming the file and the fault."""
+    p = Path(path)
+    if not p.is_file():
+        raise ProblemError(f"{p}: no such problem file")
+    try:
+        source = p.read_text()
+    except (OSError, UnicodeDecodeError) as e:
+        raise ProblemError(f"{p}: cannot read the problem file ({e})") from e
+    try:
+        tree = ast.parse(source, filename=str(p))
+    except SyntaxError as e:
+        raise ProblemError(f"{p}:{e.lineno}: syntax error in the problem file: {e.msg}") from e
+    defined = _top_level_names(tree)
+    missing = [n for n in REQUIRED if n not in defined]
+    if missing:
+        raise ProblemError(
+            f"{p}: the problem file does not define {', '.join(missing)} "
+            "(a problem needs class Model(nn.Module), get_inputs() and get_init_inputs())"
+        )
+    return Problem(path=p.resolve(), source=source)
+
+
+def _top_level_names(tree: ast.Module) -> set[str]:
+    names: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.Assign):
+            names.update(t.id for t in node.targets if isinstance(t, ast.Name))
+        elif isinstance(node, (ast.AnnAssign, ast.AugAssign)) and isinstance(node.target, ast.Name):
+            names.add(node.target.id)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((a.asname or a.name).split(".")[0] for a in node.names)
+    return names
+
+
+# ---- worker side: executing the problem ---------------------------------------------------------
+
+
+def exec_problem(problem_path: str | Path) -> types.ModuleType:
+    """Execute the problem file as a private module (not in sys.modules, so candidates cannot import it)."""
+    p = Path(problem_path)
+    module = types.ModuleType("kernelevolve_problem")
+    module.__file__ = str(p)
+    try:
+        code = compile(p.read_text(), str(p), "exec")
+        exec(code, module.__dict__)
+    except Exception as e:  # noqa: BLE001 - any failure of the user's file is a problem error
+        raise ProblemError(f"{p}: executing the problem file failed: {type(e).__name__}: {e}") from e
+    for name in REQUIRED:
+        if not hasattr(module, name):
+            raise ProblemError(f"{p}: the problem file does not define {name}")
+    return module
+
+
+def shape_cases(module: types.ModuleType) -> list[dict[str, Any]]:
+    """The problem's shape cases; one empty case (the module's own constants) without SHAPE_CASES."""
+    cases = getattr(module, "SHAPE_CASES", None)
+    if cases is None:
+        return [{}]
+    if not isinstance(cases, (list, tuple)) or not cases or not all(isinstance(c, dict) for c in cases):
+        raise ProblemError(f"{module.__file__}: SHAPE_CASES must be a non-empty list of dicts")
+    for case in cases:
+        unknown = [k for k in case if not hasattr(module, k)]
+        if unknown:
+            raise ProblemError(
+                f"{module.__file__}: SHAPE_CASES names {', '.join(unknown)}, which the module does not define"
+            )
+    return [dict(c) for c in cases]
+
+
+def bind_case(module: types.ModuleType, case: dict[str, Any], defaults: dict[str, Any]) -> dict[str, Any]:
+    """Re-bind the module's size constants for one case; returns the full set of constants in effect."""
+    for key, value in defaults.items():
+        setattr(module, key, value)
+    for key, value in case.items():
+        setattr(module, key, value)
+    return {k: getattr(module, k) for k in case} if case else {}
+
+
+def case_defaults(module: types.ModuleType, cases: list[dict[str, Any]]) -> dict[str, Any]:
+    """The original values of every constant any case re-binds, to restore between cases."""
+    keys = {k for c in cases for k in c}
+    return {k: getattr(module, k) for k in keys}
+
+
+def tolerance(module: types.ModuleType, dtype_name: str) -> tuple[float, float]:
+    """(atol, rtol): the problem's TOLERANCE, else per-dtype defaults."""
+    tol = getattr(module, "TOLERANCE", None)
+    if tol is not None:
+        if not isinstance(tol, dict) or not {"atol", "rtol"} <= set(tol):
+            raise ProblemError(f"{module.__file__}: TOLERANCE must be a dict with 'atol' and 'rtol'")
+        return float(tol["atol"]), float(tol["rtol"])
+    if dtype_name in ("float16", "bfloat16"):
+        return 1e-2, 1e-2
+    return 1e-4, 1e-4

@@ -16,8 +16,9 @@ from kernelevolve.eval.result import EvalResult
 from kernelevolve.platforms import PLATFORMS, default_target
 from kernelevolve.problem.problem import ProblemError, load_problem
 
-app = typer.Typer(add_completion=False, no_args_is_help=True,
-                  help="Search for kernels faster than PyTorch, and prove them correct.")
+app = typer.Typer(
+    add_completion=False, no_args_is_help=True, help="Search for kernels faster than PyTorch, and prove them correct."
+)
 err = Console(stderr=True)
 
 EXIT_CORRECT, EXIT_NOT_CORRECT, EXIT_USAGE = 0, 1, 2
@@ -53,9 +54,12 @@ def eval_command(
     timeout: float = typer.Option(300.0, help="hard wall-clock limit for the evaluation, in seconds"),
     trials: int = typer.Option(3, min=1, help="correctness trials with fresh inputs per shape case"),
     baseline: Baseline = typer.Option(Baseline.eager, help="the baseline fitness is measured against"),
-    no_compile_baseline: bool = typer.Option(False, "--no-compile-baseline",
-                                             help="do not time the torch.compile baseline"),
-    memory_limit_gb: float | None = typer.Option(None, help="cpu target: cap the worker's memory (default: half the RAM)"),
+    no_compile_baseline: bool = typer.Option(
+        False, "--no-compile-baseline", help="do not time the torch.compile baseline"
+    ),
+    memory_limit_gb: float | None = typer.Option(
+        None, help="cpu target: cap the worker's memory (default: half the RAM)"
+    ),
 ) -> None:
     """Evaluate one candidate: correctness on fresh inputs for every shape case, then timing against PyTorch.
 
@@ -76,11 +80,21 @@ def eval_command(
         try:
             if not as_json:
                 with err.status(f"evaluating {candidate.name} on {tgt} ..."):
-                    result = ev.evaluate(prob, candidate, trials=trials, baseline=baseline.value,
-                                         compile_baseline=False if no_compile_baseline else None)
+                    result = ev.evaluate(
+                        prob,
+                        candidate,
+                        trials=trials,
+                        baseline=baseline.value,
+                        compile_baseline=False if no_compile_baseline else None,
+                    )
             else:
-                result = ev.evaluate(prob, candidate, trials=trials, baseline=baseline.value,
-                                     compile_baseline=False if no_compile_baseline else None)
+                result = ev.evaluate(
+                    prob,
+                    candidate,
+                    trials=trials,
+                    baseline=baseline.value,
+                    compile_baseline=False if no_compile_baseline else None,
+                )
         except ProblemError as e:
             raise _usage_error(str(e)) from None
     if as_json:
@@ -96,28 +110,46 @@ def _ms(v: float | None) -> str:
 
 def print_result(result: EvalResult, console: Console) -> None:
     colour = "green" if result.correct else "red"
-    console.print(f"[bold {colour}]{result.status.value}[/]  target={result.target} device={result.device} "
-                  f"languages={','.join(result.languages)} baseline={result.baseline}", highlight=False)
+    console.print(
+        f"[bold {colour}]{result.status.value}[/]  target={result.target} device={result.device} "
+        f"languages={','.join(result.languages)} baseline={result.baseline}",
+        highlight=False,
+    )
     if result.reason:
         console.print(f"reason: {result.reason}", highlight=False)
     if result.compile_baseline:
         console.print(f"note: {result.compile_baseline}", highlight=False)
     if result.cases:
-        table = Table("case", "correct", "max abs err", "max rel err", "candidate ms", "eager ms", "compile ms",
-                      "speedup", "graph speedup")
+        table = Table(
+            "case",
+            "correct",
+            "max abs err",
+            "max rel err",
+            "candidate ms",
+            "eager ms",
+            "compile ms",
+            "speedup",
+            "graph speedup",
+        )
         for c in result.cases:
             table.add_row(
-                " ".join(f"{k}={v}" for k, v in c.shape.items()) or "-", "yes" if c.correct else "[red]no[/]",
+                " ".join(f"{k}={v}" for k, v in c.shape.items()) or "-",
+                "yes" if c.correct else "[red]no[/]",
                 f"{c.max_abs_err:.2e}" if c.max_abs_err is not None else "-",
                 f"{c.max_rel_err:.2e}" if c.max_rel_err is not None else "-",
-                _ms(c.t_candidate_ms), _ms(c.t_eager_ms), _ms(c.t_compile_ms),
-                f"{c.speedup:.2f}x" if c.speedup else "-", f"{c.speedup_graph:.2f}x" if c.speedup_graph else "-",
+                _ms(c.t_candidate_ms),
+                _ms(c.t_eager_ms),
+                _ms(c.t_compile_ms),
+                f"{c.speedup:.2f}x" if c.speedup else "-",
+                f"{c.speedup_graph:.2f}x" if c.speedup_graph else "-",
             )
         console.print(table)
     if result.interpreted:
         console.print("timing: not measured (Triton ran in its interpreter on the CPU)")
     elif result.speedup:
-        console.print(f"speedup (geometric mean over cases): [bold]{result.speedup:.3f}x[/]  fitness {result.fitness:.3f}")
+        console.print(
+            f"speedup (geometric mean over cases): [bold]{result.speedup:.3f}x[/]  fitness {result.fitness:.3f}"
+        )
     stages = ", ".join(f"{k} {v:.2f}s" for k, v in result.stages.items())
     if stages:
         console.print(f"stages: {stages}", highlight=False)

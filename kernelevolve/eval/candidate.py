@@ -30,8 +30,7 @@ def detect_languages(source: str) -> list[str]:
             if fname in ("load_inline", "load"):
                 kws = {k.arg for k in node.keywords}
                 if "cuda_sources" in kws or any(
-                    isinstance(k.value, ast.Constant) and k.value.value and k.arg == "with_cuda"
-                    for k in node.keywords
+                    isinstance(k.value, ast.Constant) and k.value.value and k.arg == "with_cuda" for k in node.keywords
                 ):
                     langs.add("cuda")
                 if "cpp_sources" in kws and "cuda_sources" not in kws:

@@ -67,12 +67,14 @@ def _compare_leaf(o: Any, r: Any, atol: float, rtol: float, where: str) -> Compa
     ref_nan, out_nan = torch.isnan(r64), torch.isnan(o64)
     if bool((ref_nan != out_nan).any()):
         n = int((ref_nan != out_nan).sum())
-        return Comparison(False, f"{where}NaN in {n} places where the reference has none (or the reverse)",
-                          float("nan"), float("nan"))
+        return Comparison(
+            False, f"{where}NaN in {n} places where the reference has none (or the reverse)", float("nan"), float("nan")
+        )
     ref_inf, out_inf = torch.isinf(r64), torch.isinf(o64)
     if bool((ref_inf != out_inf).any()) or bool((r64[ref_inf] != o64[ref_inf]).any()):
-        return Comparison(False, f"{where}Inf where the reference is finite (or the reverse)",
-                          float("inf"), float("inf"))
+        return Comparison(
+            False, f"{where}Inf where the reference is finite (or the reverse)", float("inf"), float("inf")
+        )
     finite = ~(ref_nan | ref_inf)
     diff = (o64 - r64).abs().masked_fill(~finite, 0.0)
     max_abs = float(diff.max())
@@ -80,8 +82,10 @@ def _compare_leaf(o: Any, r: Any, atol: float, rtol: float, where: str) -> Compa
     bound = atol + rtol * r64.abs().masked_fill(~finite, 0.0)
     bad = int((diff > bound).sum())
     if bad:
-        reason = (f"{where}{bad} of {r.numel()} elements outside atol={atol:g}, rtol={rtol:g} "
-                  f"(max abs err {max_abs:.3g}, max rel err {max_rel:.3g})")
+        reason = (
+            f"{where}{bad} of {r.numel()} elements outside atol={atol:g}, rtol={rtol:g} "
+            f"(max abs err {max_abs:.3g}, max rel err {max_rel:.3g})"
+        )
         return Comparison(False, reason, max_abs, max_rel)
     return Comparison(True, "", max_abs, max_rel)
 
@@ -95,8 +99,11 @@ def inputs_unchanged(inputs: list[Any], before: list[Any]) -> str:
     """'' when every tensor input still equals its snapshot, else which one changed."""
     for i, (x, b) in enumerate(zip(inputs, before)):
         if isinstance(b, torch.Tensor):
-            if not isinstance(x, torch.Tensor) or x.shape != b.shape or not torch.equal(x, b) and not (
-                x.is_floating_point() and torch.equal(torch.nan_to_num(x), torch.nan_to_num(b))
+            if (
+                not isinstance(x, torch.Tensor)
+                or x.shape != b.shape
+                or not torch.equal(x, b)
+                and not (x.is_floating_point() and torch.equal(torch.nan_to_num(x), torch.nan_to_num(b)))
             ):
                 return f"input {i} was modified by the candidate"
     return ""

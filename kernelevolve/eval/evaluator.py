@@ -126,8 +126,15 @@ def _signal_name(code: int) -> str:
 class Evaluator:
     """Evaluates candidates for one target, one isolated worker per candidate."""
 
-    def __init__(self, target: str, *, timeout_s: float = 300.0, device_index: int = 0,
-                 prestart: bool = False, memory_limit: int | None = None):
+    def __init__(
+        self,
+        target: str,
+        *,
+        timeout_s: float = 300.0,
+        device_index: int = 0,
+        prestart: bool = False,
+        memory_limit: int | None = None,
+    ):
         self.platform = get_platform(target)
         self.target = target
         self.timeout_s = timeout_s
@@ -142,8 +149,17 @@ class Evaluator:
             worker = WorkerProcess(self.target, self.memory_limit)
         return worker
 
-    def evaluate(self, problem: Problem, candidate: str | Path, *, trials: int = 3, baseline: str = "eager",
-                 compile_baseline: bool | None = None, seed: int | None = None, **timing: float) -> EvalResult:
+    def evaluate(
+        self,
+        problem: Problem,
+        candidate: str | Path,
+        *,
+        trials: int = 3,
+        baseline: str = "eager",
+        compile_baseline: bool | None = None,
+        seed: int | None = None,
+        **timing: float,
+    ) -> EvalResult:
         """Raises ProblemError for a malformed problem; every candidate failure is a result."""
         candidate_path = Path(candidate)
         if not candidate_path.is_file():
@@ -151,10 +167,15 @@ class Evaluator:
         if baseline not in ("eager", "compile"):
             raise ValueError(f"baseline must be 'eager' or 'compile', not {baseline!r}")
         job = EvalJob(
-            problem_path=str(problem.path), candidate_path=str(candidate_path.resolve()), target=self.target,
-            seed=secrets.randbits(62) if seed is None else seed, trials=trials, baseline=baseline,
+            problem_path=str(problem.path),
+            candidate_path=str(candidate_path.resolve()),
+            target=self.target,
+            seed=secrets.randbits(62) if seed is None else seed,
+            trials=trials,
+            baseline=baseline,
             compile_baseline=self.platform.compile_baseline if compile_baseline is None else compile_baseline,
-            device_index=self.device_index, **timing,
+            device_index=self.device_index,
+            **timing,
         )
         worker = self._worker()
         try:
@@ -179,8 +200,11 @@ class Evaluator:
                 event = worker.next_event(deadline)
             except TimeoutError:
                 worker.kill()
-                result = self._base(job, Status.TIMEOUT,
-                                    f"timed out after {self.timeout_s:g} s during {worker.last_stage}; worker killed")
+                result = self._base(
+                    job,
+                    Status.TIMEOUT,
+                    f"timed out after {self.timeout_s:g} s during {worker.last_stage}; worker killed",
+                )
                 break
             if event is None:
                 result = self._crashed(worker, job, "")

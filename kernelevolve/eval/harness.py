@@ -85,9 +85,7 @@ def _sync(device: torch.device) -> None:
 
 def _finite(out: Any) -> bool:
     leaves, _ = tree_flatten(out)
-    return all(
-        bool(torch.isfinite(x).all()) for x in leaves if isinstance(x, torch.Tensor) and x.is_floating_point()
-    )
+    return all(bool(torch.isfinite(x).all()) for x in leaves if isinstance(x, torch.Tensor) and x.is_floating_point())
 
 
 def _shape_of(module: Any, case: dict[str, Any]) -> dict[str, Any]:
@@ -150,9 +148,12 @@ def prepare(job: EvalJob, module: Any, device: torch.device, rng: random.Random,
                 notes.append(f"{dist} inputs skipped: outside the problem's domain (reference not finite)")
                 continue
             trials.append(Trial(dist, inputs, ref))
-        timing_sets = [build_inputs(module, rng.getrandbits(62), "given", dtype, device) for _ in range(job.timing_sets)]
-        pc = PreparedCase(case, _shape_of(module, case), init, param_seed, atol, rtol, ref_model, trials,
-                          timing_sets, notes=notes)
+        timing_sets = [
+            build_inputs(module, rng.getrandbits(62), "given", dtype, device) for _ in range(job.timing_sets)
+        ]
+        pc = PreparedCase(
+            case, _shape_of(module, case), init, param_seed, atol, rtol, ref_model, trials, timing_sets, notes=notes
+        )
         if job.compile_baseline and platform.compile_baseline:
             report(f"compile baseline case {ci}")
             _prepare_compiled(pc, device)
@@ -253,9 +254,13 @@ def run_job(job: EvalJob, report: Report) -> EvalResult:
     source = Path(job.candidate_path).read_text()
     languages = detect_languages(source)
     result = EvalResult(
-        status=Status.OK, correct=False, target=job.target, languages=languages,
+        status=Status.OK,
+        correct=False,
+        target=job.target,
+        languages=languages,
         device=torch.cuda.get_device_name(device) if device.type == "cuda" else pyplatform.machine(),
-        problem_hash=source_hash(Path(job.problem_path).read_text()), candidate_hash=source_hash(source),
+        problem_hash=source_hash(Path(job.problem_path).read_text()),
+        candidate_hash=source_hash(source),
         versions=_versions(device),
     )
     rng = random.Random(job.seed)
@@ -277,8 +282,9 @@ def run_job(job: EvalJob, report: Report) -> EvalResult:
     # ---- phase B: the candidate ----
     unsupported = platform.unsupported(languages)
     if unsupported:
-        return _fail(result, Status.REJECTED, f"{', '.join(unsupported)} kernels cannot run on the {job.target} target",
-                     stages)
+        return _fail(
+            result, Status.REJECTED, f"{', '.join(unsupported)} kernels cannot run on the {job.target} target", stages
+        )
     result.interpreted = platform.is_interpreted(languages)
     t1 = time.perf_counter()
     report("compile")
@@ -297,8 +303,12 @@ def run_job(job: EvalJob, report: Report) -> EvalResult:
     for ci, pc in enumerate(prepared):
         report(f"correctness case {ci}")
         bind_case(module, pc.case, defaults)
-        cr = CaseResult(shape=pc.shape, correct=False, trials=[t.distribution for t in pc.trials],
-                        compile_baseline_correct=pc.compile_ok)
+        cr = CaseResult(
+            shape=pc.shape,
+            correct=False,
+            trials=[t.distribution for t in pc.trials],
+            compile_baseline_correct=pc.compile_ok,
+        )
         result.cases.append(cr)
         try:
             model, verdict = check_case(pc, cand.ModelNew, device, dtype)
@@ -311,8 +321,9 @@ def run_job(job: EvalJob, report: Report) -> EvalResult:
     stages["correctness"] = time.perf_counter() - t2
     if not all_ok:
         bad = [f"case {i} {c.shape}: {c.reason}" for i, c in enumerate(result.cases) if not c.correct]
-        return _fail(result, Status.INCORRECT, bad[0] + (f" (and {len(bad) - 1} more cases)" if len(bad) > 1 else ""),
-                     stages)
+        return _fail(
+            result, Status.INCORRECT, bad[0] + (f" (and {len(bad) - 1} more cases)" if len(bad) > 1 else ""), stages
+        )
 
     if not result.interpreted:
         t3 = time.perf_counter()
@@ -324,8 +335,9 @@ def run_job(job: EvalJob, report: Report) -> EvalResult:
                 time_case(timer, pc, model, cr)
             except Exception as e:  # noqa: BLE001
                 traceback.print_exc()
-                return _fail(result, classify(e), f"case {ci} {pc.shape}: forward raised while timed: {_describe(e)}",
-                             stages)
+                return _fail(
+                    result, classify(e), f"case {ci} {pc.shape}: forward raised while timed: {_describe(e)}", stages
+                )
             base = cr.t_compile_ms if use_compile else cr.t_eager_ms
             cr.speedup = base / cr.t_candidate_ms if base and cr.t_candidate_ms else None
             gbase = cr.t_compile_graph_ms if use_compile else cr.t_eager_graph_ms
@@ -341,4 +353,3 @@ def _fail(result: EvalResult, status: Status, reason: str, stages: dict[str, flo
     result.reason = reason
     result.stages = stages
     return result.finalize()
-

@@ -71,7 +71,7 @@ class EvalResult(BaseModel):
         self.speedup = geomean(timed) if timed and len(timed) == len(self.cases) else None
         graphs = [c.speedup_graph for c in self.cases if c.speedup_graph]
         self.speedup_graph = geomean(graphs) if graphs and len(graphs) == len(self.cases) else None
-        self.fitness = (self.speedup if self.correct else 0.0)
+        self.fitness = self.speedup if self.correct else 0.0
         return self
 
 

@@ -75,8 +75,14 @@ def build_init_inputs(module: types.ModuleType) -> list[Any]:
         raise ProblemError(f"{module.__file__}: get_init_inputs() raised {type(e).__name__}: {e}") from e
 
 
-def build_model(cls: type, init: list[Any], seed: int, dtype: torch.dtype, device: torch.device,
-                reference: torch.nn.Module | None = None) -> torch.nn.Module:
+def build_model(
+    cls: type,
+    init: list[Any],
+    seed: int,
+    dtype: torch.dtype,
+    device: torch.device,
+    reference: torch.nn.Module | None = None,
+) -> torch.nn.Module:
     """A model in eval() mode built under `seed`. Given the reference, parameters are matched to it:
     the same seed, then its state dict copied wherever names and shapes match."""
     torch.manual_seed(seed)

@@ -19,7 +19,7 @@ from kernelevolve.problem.problem import ProblemError, load_problem
 app = typer.Typer(
     add_completion=False, no_args_is_help=True, help="Search for kernels faster than PyTorch, and prove them correct."
 )
-err = Console(stderr=True)
+err = Console(stderr=True, soft_wrap=True)
 
 EXIT_CORRECT, EXIT_NOT_CORRECT, EXIT_USAGE = 0, 1, 2
 

@@ -8,6 +8,7 @@ times baseline and candidate with the one timer, interleaved.
 
 from __future__ import annotations
 
+import os
 import platform as pyplatform
 import random
 import sys
@@ -23,10 +24,12 @@ from torch.utils._pytree import tree_flatten
 
 from kernelevolve.eval.candidate import CandidateLoadError, detect_languages, load_candidate
 from kernelevolve.eval.correctness import Comparison, compare, inputs_unchanged, snapshot
+from kernelevolve.eval.integrity import changed, fingerprint
 from kernelevolve.eval.job import EvalJob
 from kernelevolve.eval.result import CaseResult, EvalResult, Status
 from kernelevolve.eval.timing import Timer, TimerConfig
 from kernelevolve.platforms import get_platform
+from kernelevolve.platforms.base import cache_dir
 from kernelevolve.problem.inputs import (
     DISTRIBUTIONS,
     build_init_inputs,
@@ -288,6 +291,11 @@ def run_job(job: EvalJob, report: Report) -> EvalResult:
     result.interpreted = platform.is_interpreted(languages)
     t1 = time.perf_counter()
     report("compile")
+    # C++/CUDA extensions build into a directory per candidate source: identical candidates reuse the
+    # build, different ones never share (or race on) a build directory.
+    os.environ["TORCH_EXTENSIONS_DIR"] = str(cache_dir() / "torch_extensions" / result.candidate_hash)
+    watched = {"problem": module}
+    before = fingerprint(watched)
     try:
         cand = load_candidate(job.candidate_path)
     except CandidateLoadError as e:
@@ -319,6 +327,10 @@ def run_job(job: EvalJob, report: Report) -> EvalResult:
         models.append(model)
         all_ok = all_ok and verdict.ok
     stages["correctness"] = time.perf_counter() - t2
+    bind_case(module, {}, defaults)  # our own per-case bindings are not the candidate's
+    tampered = changed(before, watched)
+    if tampered:
+        return _fail(result, Status.REJECTED, _tamper_reason(tampered), stages)
     if not all_ok:
         bad = [f"case {i} {c.shape}: {c.reason}" for i, c in enumerate(result.cases) if not c.correct]
         return _fail(
@@ -344,8 +356,17 @@ def run_job(job: EvalJob, report: Report) -> EvalResult:
             if gbase and cr.t_candidate_graph_ms:
                 cr.speedup_graph = gbase / cr.t_candidate_graph_ms
         stages["timing"] = time.perf_counter() - t3
+        bind_case(module, {}, defaults)
+        tampered = changed(before, watched)
+        if tampered:
+            return _fail(result, Status.REJECTED, _tamper_reason(tampered), stages)
     result.stages = stages
     return result.finalize()
+
+
+def _tamper_reason(names: list[str]) -> str:
+    shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+    return f"integrity check: the candidate re-bound {shown}"
 
 
 def _fail(result: EvalResult, status: Status, reason: str, stages: dict[str, float]) -> EvalResult:

@@ -1,0 +1,45 @@
+"""Shared fixtures: paths, and one evaluator per target reused across tests."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kernelevolve.eval.evaluator import Evaluator
+from kernelevolve.problem.problem import load_problem
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = ROOT / "tests" / "fixtures"
+CANDIDATES = FIXTURES / "candidates"
+EXAMPLES = ROOT / "examples"
+
+
+def has_cuda() -> bool:
+    try:
+        import torch
+
+        return torch.cuda.is_available()
+    except ImportError:
+        return False
+
+
+def pytest_collection_modifyitems(config, items):
+    if has_cuda():
+        return
+    skip = pytest.mark.skip(reason="needs a CUDA GPU")
+    for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(skip)
+
+
+@pytest.fixture(scope="session")
+def cpu_evaluator():
+    # A small memory cap keeps the out-of-memory test quick; prestart exercises the spare worker.
+    with Evaluator("cpu", timeout_s=120, prestart=True, memory_limit=4 * 2**30) as ev:
+        yield ev
+
+
+@pytest.fixture(scope="session")
+def relu_problem():
+    return load_problem(FIXTURES / "kb_relu.py")

@@ -1,0 +1,60 @@
+"""The comparator."""
+
+from __future__ import annotations
+
+import torch
+
+from kernelevolve.eval.correctness import compare, inputs_unchanged, snapshot
+
+
+def test_within_tolerance_passes_and_reports_errors():
+    ref = torch.randn(100, dtype=torch.float32)
+    cmp = compare(ref + 5e-5, ref, 1e-4, 1e-4)
+    assert cmp.ok and 4e-5 < cmp.max_abs_err < 6e-5 and cmp.max_rel_err > 0
+
+
+def test_outside_tolerance_fails_with_counts():
+    ref = torch.zeros(10)
+    out = ref.clone()
+    out[3] = 1.0
+    cmp = compare(out, ref, 1e-4, 1e-4)
+    assert not cmp.ok and "1 of 10 elements" in cmp.reason and cmp.max_abs_err == 1.0
+
+
+def test_shape_dtype_and_structure_are_checked():
+    ref = torch.ones(4, 4)
+    assert "shape" in compare(torch.ones(16), ref, 1e-4, 1e-4).reason
+    assert "dtype" in compare(torch.ones(4, 4, dtype=torch.float64), ref, 1e-4, 1e-4).reason
+    assert "2 values" in compare((ref, ref), ref, 1e-4, 1e-4).reason
+    assert "expected a tensor" in compare(1.0, ref, 1e-4, 1e-4).reason
+
+
+def test_nan_and_inf_are_checked():
+    ref = torch.ones(8)
+    out = ref.clone()
+    out[0] = float("nan")
+    assert "NaN" in compare(out, ref, 1e-4, 1e-4).reason
+    out[0] = float("inf")
+    assert "Inf" in compare(out, ref, 1e-4, 1e-4).reason
+    both = torch.tensor([float("nan"), 1.0])
+    assert compare(both.clone(), both, 1e-4, 1e-4).ok
+
+
+def test_integer_outputs_must_match_exactly():
+    ref = torch.arange(10)
+    assert compare(ref.clone(), ref, 1e-4, 1e-4).ok
+    assert not compare(ref + 1, ref, 1e-4, 1e-4).ok
+
+
+def test_tuple_outputs_compare_each_leaf():
+    a, b = torch.randn(3), torch.randn(5)
+    assert compare((a.clone(), b.clone()), (a, b), 1e-4, 1e-4).ok
+    assert "output 1" in compare((a.clone(), b + 1), (a, b), 1e-4, 1e-4).reason
+
+
+def test_modified_inputs_are_detected():
+    x = torch.randn(5)
+    before = snapshot([x, 3])
+    assert inputs_unchanged([x, 3], before) == ""
+    x.add_(1)
+    assert inputs_unchanged([x, 3], before) == "input 0 was modified by the candidate"

@@ -1,0 +1,65 @@
+"""Every way a candidate can fail is recorded with its status, and the next evaluation still works."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from kernelevolve.eval.result import Status
+from tests.conftest import CANDIDATES
+
+FAILURES = [
+    ("syntax_error.py", Status.COMPILE_ERROR, "syntax error at line 4"),
+    ("no_modelnew.py", Status.COMPILE_ERROR, "does not define class ModelNew"),
+    ("raises.py", Status.RUNTIME_ERROR, "invalid configuration"),
+    ("exits.py", Status.CRASHED, "exited with status 3"),
+    ("segfault_cpp.py", Status.CRASHED, "SIGSEGV"),
+    ("exhausts_memory.py", Status.RUNTIME_ERROR, "can't allocate memory"),
+    ("relu_wrong.py", Status.INCORRECT, "outside atol"),
+    ("modifies_input.py", Status.INCORRECT, "input 0 was modified"),
+]
+
+
+def _assert_good(evaluator, problem):
+    result = evaluator.evaluate(problem, CANDIDATES / "relu_ok.py")
+    assert result.status is Status.OK, result.reason
+    assert result.correct and result.fitness and result.fitness > 0
+
+
+@pytest.mark.parametrize("candidate,status,why", FAILURES, ids=[f[0] for f in FAILURES])
+def test_failure_is_recorded_and_next_evaluation_runs(cpu_evaluator, relu_problem, candidate, status, why):
+    result = cpu_evaluator.evaluate(relu_problem, CANDIDATES / candidate)
+    assert result.status is status, (result.reason, result.log_tail)
+    assert why in result.reason
+    assert not result.correct and result.fitness == 0
+    assert result.log_tail, "the worker's log tail is recorded"
+    _assert_good(cpu_evaluator, relu_problem)
+
+
+def test_infinite_loop_is_killed_near_the_timeout(relu_problem):
+    from kernelevolve.eval.evaluator import Evaluator
+
+    with Evaluator("cpu", timeout_s=4) as ev:
+        t0 = time.monotonic()
+        result = ev.evaluate(relu_problem, CANDIDATES / "hangs.py")
+        elapsed = time.monotonic() - t0 - result.stages["worker_start"]
+        assert result.status is Status.TIMEOUT
+        assert "timed out after 4 s during correctness" in result.reason
+        assert 4 <= elapsed < 8
+        _assert_good(ev, relu_problem)
+
+
+def test_patching_torch_is_rejected_and_does_not_leak(cpu_evaluator, tmp_path, relu_problem):
+    """A candidate that re-binds a torch function (which would slow the baseline) is rejected, and the
+    patch cannot reach the next candidate's process."""
+    poison = tmp_path / "poison.py"
+    poison.write_text(
+        "import torch\nimport torch.nn as nn\n"
+        "torch.relu = lambda x: x * 0\n"
+        "class ModelNew(nn.Module):\n    def forward(self, x):\n        return x.clamp_min(0)\n"
+    )
+    first = cpu_evaluator.evaluate(relu_problem, poison)
+    assert first.status is Status.REJECTED
+    assert "torch.relu" in first.reason
+    _assert_good(cpu_evaluator, relu_problem)

@@ -105,3 +105,25 @@ def test_parameters_matched_by_seed_and_state_dict():
     new = build_model(Other, [256], 7, torch.float32, cpu, reference=ref)
     assert torch.equal(new.weight, ref.weight)
     assert not ref.training and not new.training
+
+
+def test_sorted_inputs_stay_sorted_and_distributions_can_be_restricted(tmp_path):
+    p = tmp_path / "bucketize.py"
+    p.write_text(
+        "import torch\nclass Model(torch.nn.Module):\n    def forward(self, x, b):\n"
+        "        return torch.bucketize(x, b)\n"
+        "def get_inputs():\n    return [torch.randn(100), torch.sort(torch.randn(8)).values]\n"
+        "def get_init_inputs():\n    return []\n"
+    )
+    module = exec_problem(p)
+    for dist in DISTRIBUTIONS:
+        x, borders = build_inputs(module, 3, dist, torch.float32, torch.device("cpu"))
+        assert bool((borders[1:] >= borders[:-1]).all()), dist
+    from kernelevolve.problem.inputs import allowed_distributions
+
+    assert allowed_distributions(module) == DISTRIBUTIONS
+    module.INPUT_DISTRIBUTIONS = ["given"]
+    assert allowed_distributions(module) == ("given",)
+    module.INPUT_DISTRIBUTIONS = ["gaussian"]
+    with pytest.raises(ProblemError, match="INPUT_DISTRIBUTIONS"):
+        allowed_distributions(module)

@@ -31,7 +31,7 @@ from kernelevolve.eval.timing import Timer, TimerConfig
 from kernelevolve.platforms import get_platform
 from kernelevolve.platforms.base import cache_dir
 from kernelevolve.problem.inputs import (
-    DISTRIBUTIONS,
+    allowed_distributions,
     build_init_inputs,
     build_inputs,
     build_model,
@@ -119,6 +119,7 @@ def prepare(job: EvalJob, module: Any, device: torch.device, rng: random.Random,
     cases = shape_cases(module)
     defaults = case_defaults(module, cases)
     dtype = problem_dtype(module)
+    distributions = allowed_distributions(module)
     atol, rtol = tolerance(module, str(dtype).removeprefix("torch."))
     prepared: list[PreparedCase] = []
     for ci, case in enumerate(cases):
@@ -134,7 +135,7 @@ def prepare(job: EvalJob, module: Any, device: torch.device, rng: random.Random,
         notes: list[str] = []
         given_finite = True
         for t in range(job.trials):
-            dist = DISTRIBUTIONS[t % len(DISTRIBUTIONS)]
+            dist = distributions[t % len(distributions)]
             inputs = build_inputs(module, rng.getrandbits(62), dist, dtype, device)
             try:
                 with torch.no_grad():

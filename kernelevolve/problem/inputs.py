@@ -27,8 +27,33 @@ def problem_dtype(module: types.ModuleType) -> torch.dtype:
     return dtype
 
 
+def allowed_distributions(module: types.ModuleType) -> tuple[str, ...]:
+    """The problem's INPUT_DISTRIBUTIONS (for inputs with invariants a redraw would break), else all."""
+    allowed = getattr(module, "INPUT_DISTRIBUTIONS", None)
+    if allowed is None:
+        return DISTRIBUTIONS
+    bad = [d for d in allowed if d not in DISTRIBUTIONS] if isinstance(allowed, (list, tuple)) else [allowed]
+    if bad or not allowed:
+        raise ProblemError(
+            f"{module.__file__}: INPUT_DISTRIBUTIONS must be a non-empty list drawn from {', '.join(DISTRIBUTIONS)}"
+        )
+    return tuple(allowed)
+
+
+def _is_sorted(t: torch.Tensor) -> bool:
+    return t.dim() >= 1 and t.shape[-1] > 1 and bool((t[..., 1:] >= t[..., :-1]).all())
+
+
 def _redraw(t: torch.Tensor, distribution: str, gen: torch.Generator) -> torch.Tensor:
-    shape = t.shape
+    """Same shape and dtype from another distribution; an input sorted along its last dimension (bucket
+    borders, offsets) stays sorted."""
+    x = _draw(t.shape, distribution, gen)
+    if _is_sorted(t):
+        x = x.sort(dim=-1).values
+    return x.to(t.dtype)
+
+
+def _draw(shape: torch.Size, distribution: str, gen: torch.Generator) -> torch.Tensor:
     if distribution == "normal":
         x = torch.randn(shape, generator=gen, dtype=torch.float32)
     elif distribution == "uniform_signed":
@@ -42,7 +67,7 @@ def _redraw(t: torch.Tensor, distribution: str, gen: torch.Generator) -> torch.T
         x = torch.randn(shape, generator=gen, dtype=torch.float32) * 100
     else:
         raise ValueError(f"unknown input distribution {distribution!r}")
-    return x.to(t.dtype)
+    return x
 
 
 def build_inputs(

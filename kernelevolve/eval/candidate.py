@@ -25,19 +25,20 @@ def detect_languages(source: str) -> list[str]:
             mods = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
             if any(m == "triton" or m.startswith("triton.") for m in mods):
                 langs.add("triton")
-        elif isinstance(node, ast.Call):
-            fname = _call_name(node.func)
-            if fname in ("load_inline", "load"):
-                kws = {k.arg for k in node.keywords}
-                if "cuda_sources" in kws or any(
-                    isinstance(k.value, ast.Constant) and k.value.value and k.arg == "with_cuda" for k in node.keywords
-                ):
-                    langs.add("cuda")
-                if "cpp_sources" in kws and "cuda_sources" not in kws:
-                    langs.add("cpp")
-                if fname == "load":
-                    langs.add("cuda" if ".cu" in source else "cpp")
+        elif isinstance(node, ast.Call) and _call_name(node.func) in ("load_inline", "load"):
+            kws = {k.arg: k.value for k in node.keywords}
+            if "cuda_sources" in kws or _truthy(kws.get("with_cuda")):
+                langs.add("cuda")
+            elif "cpp_sources" in kws:
+                langs.add("cpp")
+            elif "sources" in kws:  # cpp_extension.load(name, sources=[...files])
+                files = ast.unparse(kws["sources"])
+                langs.add("cuda" if ".cu" in files else "cpp")
     return sorted(langs) or ["pytorch"]
+
+
+def _truthy(node: ast.expr | None) -> bool:
+    return isinstance(node, ast.Constant) and bool(node.value)
 
 
 def _call_name(func: ast.expr) -> str:

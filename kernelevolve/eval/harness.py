@@ -134,8 +134,12 @@ def prepare(job: EvalJob, module: Any, device: torch.device, rng: random.Random,
         trials: list[Trial] = []
         notes: list[str] = []
         given_finite = True
-        for t in range(job.trials):
-            dist = distributions[t % len(distributions)]
+        attempts, skipped = 0, set()
+        while len(trials) < job.trials and attempts < job.trials + len(distributions):
+            dist = distributions[attempts % len(distributions)]
+            attempts += 1
+            if dist in skipped:
+                continue
             inputs = build_inputs(module, rng.getrandbits(62), dist, dtype, device)
             try:
                 with torch.no_grad():
@@ -144,11 +148,13 @@ def prepare(job: EvalJob, module: Any, device: torch.device, rng: random.Random,
             except Exception as e:  # noqa: BLE001
                 if dist == "given":
                     raise ProblemError(f"{job.problem_path}: the reference Model raised {_describe(e)}") from e
+                skipped.add(dist)
                 notes.append(f"{dist} inputs skipped: the reference raised {type(e).__name__}")
                 continue
             if dist == "given":
                 given_finite = _finite(ref)
             elif given_finite and not _finite(ref):
+                skipped.add(dist)
                 notes.append(f"{dist} inputs skipped: outside the problem's domain (reference not finite)")
                 continue
             trials.append(Trial(dist, inputs, ref))

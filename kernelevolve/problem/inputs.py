@@ -14,8 +14,9 @@ import torch
 
 from kernelevolve.problem.problem import ProblemError
 
-# Trial t of a case uses DISTRIBUTIONS[t % len(DISTRIBUTIONS)].
-DISTRIBUTIONS = ("given", "normal", "uniform_signed", "heavy_tailed", "large")
+# Trials of a case take these in order (wrapping around); one outside the problem's domain is skipped
+# and the next taken. "given" is get_inputs() as written; the rest redraw its floating tensors.
+DISTRIBUTIONS = ("given", "normal", "large", "heavy_tailed", "uniform_signed")
 
 
 def problem_dtype(module: types.ModuleType) -> torch.dtype:

@@ -1,0 +1,64 @@
+"""The harness on a CUDA GPU (run on the device; skipped where there is none)."""
+
+from __future__ import annotations
+
+import pytest
+
+from kernelevolve.eval.evaluator import Evaluator
+from kernelevolve.eval.result import Status
+from kernelevolve.problem.problem import load_problem
+from tests.conftest import CANDIDATES, EXAMPLES, FIXTURES
+
+pytestmark = pytest.mark.gpu
+
+
+@pytest.fixture(scope="module")
+def gpu_evaluator():
+    with Evaluator("cuda", timeout_s=300, prestart=True) as ev:
+        yield ev
+
+
+@pytest.mark.parametrize("name", ["softmax", "rmsnorm"])
+def test_examples_on_cuda(gpu_evaluator, name):
+    problem = load_problem(EXAMPLES / name / "problem.py")
+    good = gpu_evaluator.evaluate(problem, EXAMPLES / name / "candidate_triton.py")
+    assert good.status is Status.OK, (good.reason, good.log_tail)
+    assert not good.interpreted and good.speedup and good.speedup > 0
+    for case in good.cases:
+        assert case.t_candidate_ms and case.t_eager_ms and case.t_compile_ms is not None
+        assert case.compile_baseline_correct is True
+    wrong = gpu_evaluator.evaluate(problem, EXAMPLES / name / "candidate_wrong.py")
+    assert wrong.status is Status.INCORRECT
+
+
+def test_cpu_kernel_on_cuda_inputs_fails_cleanly(gpu_evaluator):
+    problem = load_problem(EXAMPLES / "softmax" / "problem.py")
+    result = gpu_evaluator.evaluate(problem, EXAMPLES / "softmax" / "candidate_cpp.py")
+    assert result.status is Status.RUNTIME_ERROR
+
+
+def test_corrupted_cuda_context_is_contained(gpu_evaluator):
+    problem = load_problem(FIXTURES / "kb_relu.py")
+    bad = gpu_evaluator.evaluate(problem, CANDIDATES / "illegal_access_triton.py")
+    assert bad.status in (Status.RUNTIME_ERROR, Status.CRASHED), bad.reason
+    good = gpu_evaluator.evaluate(problem, CANDIDATES / "relu_triton.py")
+    assert good.status is Status.OK, good.reason
+
+
+def test_wrong_compiled_baseline_is_reported_and_never_used(gpu_evaluator):
+    problem = load_problem(FIXTURES / "bucketize_loop.py")
+    result = gpu_evaluator.evaluate(problem, CANDIDATES / "bucketize_ok.py", baseline="compile")
+    assert result.status is Status.OK, result.reason
+    case = result.cases[0]
+    if case.compile_baseline_correct is False:
+        assert result.baseline == "eager" and "wrong" in result.compile_baseline
+        assert case.t_compile_ms is None
+    else:  # this torch version compiles the loop correctly: then compile is the baseline
+        assert result.baseline == "compile" and case.t_compile_ms
+
+
+def test_cuda_graph_timings_reported(gpu_evaluator):
+    problem = load_problem(FIXTURES / "kb_relu.py")
+    result = gpu_evaluator.evaluate(problem, CANDIDATES / "relu_triton.py")
+    case = result.cases[0]
+    assert case.t_candidate_graph_ms and case.t_eager_graph_ms and result.speedup_graph

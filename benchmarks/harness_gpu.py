@@ -1,0 +1,147 @@
+"""Harness measurements on a CUDA GPU, for docs/benchmarks/harness.md.
+
+Reports: the examples' verdicts on cuda; the per-stage wall time of one evaluation; the spread of the
+measured speedup over N repeated evaluations of the same candidate (coefficient of variation); the
+agreement of the harness's median candidate time with triton.testing.do_bench on the same kernel.
+
+    python benchmarks/harness_gpu.py --out results.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from kernelevolve.eval.evaluator import Evaluator  # noqa: E402
+from kernelevolve.eval.result import EvalResult  # noqa: E402
+from kernelevolve.problem.problem import load_problem  # noqa: E402
+
+EXAMPLES = ROOT / "examples"
+
+
+def _load(path: Path, name: str):
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def do_bench_primary(example: str) -> dict[str, float]:
+    """do_bench (median, L2 cleared between runs) of the candidate and the eager reference, primary case."""
+    import torch
+    from triton.testing import do_bench
+
+    prob = _load(EXAMPLES / example / "problem.py", f"{example}_problem")
+    cand = _load(EXAMPLES / example / "candidate_triton.py", f"{example}_candidate")
+    for k, v in getattr(prob, "SHAPE_CASES", [{}])[0].items():
+        setattr(prob, k, v)
+    torch.manual_seed(0)
+    inputs = [x.cuda() if isinstance(x, torch.Tensor) else x for x in prob.get_inputs()]
+    torch.manual_seed(1)
+    ref = prob.Model(*prob.get_init_inputs()).cuda().eval()
+    new = cand.ModelNew(*prob.get_init_inputs()).cuda().eval()
+    new.load_state_dict(ref.state_dict(), strict=False)
+    with torch.no_grad():
+        t_new = do_bench(lambda: new(*inputs), warmup=100, rep=500, return_mode="median")
+        t_ref = do_bench(lambda: ref(*inputs), warmup=100, rep=500, return_mode="median")
+    return {"candidate_ms": t_new, "eager_ms": t_ref}
+
+
+def summarize(results: list[EvalResult]) -> dict[str, float]:
+    speedups = [r.speedup for r in results if r.speedup]
+    primary = [r.cases[0].t_candidate_ms for r in results if r.cases and r.cases[0].t_candidate_ms]
+    primary_eager = [r.cases[0].t_eager_ms for r in results if r.cases and r.cases[0].t_eager_ms]
+    graph = [r.speedup_graph for r in results if r.speedup_graph]
+    mean = statistics.mean(speedups)
+    return {
+        "n": len(speedups),
+        "speedup_mean": mean,
+        "speedup_cv_pct": 100 * statistics.stdev(speedups) / mean if len(speedups) > 1 else 0.0,
+        "speedup_min": min(speedups),
+        "speedup_max": max(speedups),
+        "graph_speedup_mean": statistics.mean(graph) if graph else None,
+        "graph_speedup_cv_pct": 100 * statistics.stdev(graph) / statistics.mean(graph) if len(graph) > 1 else None,
+        "primary_candidate_ms_median": statistics.median(primary),
+        "primary_eager_ms_median": statistics.median(primary_eager),
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--repeats", type=int, default=10)
+    ap.add_argument("--out", type=Path, default=Path("harness_gpu.json"))
+    args = ap.parse_args()
+    report: dict = {"date": time.strftime("%Y-%m-%d"), "examples": {}}
+    with Evaluator("cuda", timeout_s=600, prestart=True) as ev:
+        for example in ("softmax", "rmsnorm"):
+            problem = load_problem(EXAMPLES / example / "problem.py")
+            entry: dict = {}
+            for kind in ("triton", "wrong", "cpp"):
+                t0 = time.perf_counter()
+                r = ev.evaluate(problem, EXAMPLES / example / f"candidate_{kind}.py")
+                entry[kind] = {"wall_s": time.perf_counter() - t0, **r.model_dump(mode="json", exclude={"log_tail"})}
+                print(
+                    f"{example:8s} {kind:7s} {r.status.value:14s} speedup={r.speedup} graph={r.speedup_graph} "
+                    f"stages={ {k: round(v, 2) for k, v in r.stages.items()} } {r.reason[:120]}",
+                    flush=True,
+                )
+            for label, kwargs in (("with_compile", {}), ("no_compile", {"compile_baseline": False})):
+                runs, walls = [], []
+                for _ in range(args.repeats):
+                    t0 = time.perf_counter()
+                    runs.append(ev.evaluate(problem, EXAMPLES / example / "candidate_triton.py", **kwargs))
+                    walls.append(time.perf_counter() - t0)
+                summary = summarize(runs)
+                stage_medians = {k: statistics.median(r.stages.get(k, 0.0) for r in runs) for k in runs[-1].stages}
+                summary["wall_s_median"] = statistics.median(walls)
+                summary["stages_median_s"] = stage_medians
+                entry[f"repeat_{label}"] = summary
+                print(f"{example:8s} repeat {label}: {json.dumps(summary)}", flush=True)
+            entry["do_bench"] = do_bench_primary(example)
+            rep = entry["repeat_no_compile"]
+            entry["do_bench"]["candidate_diff_pct"] = 100 * (
+                rep["primary_candidate_ms_median"] / entry["do_bench"]["candidate_ms"] - 1
+            )
+            entry["do_bench"]["eager_diff_pct"] = 100 * (
+                rep["primary_eager_ms_median"] / entry["do_bench"]["eager_ms"] - 1
+            )
+            print(f"{example:8s} do_bench: {json.dumps(entry['do_bench'])}", flush=True)
+            report["examples"][example] = entry
+    import torch
+
+    from kernelevolve.platforms.peaks import peaks
+
+    report["peaks"] = peaks(torch.device("cuda")).__dict__
+    report["versions"] = runs[-1].versions
+    report["device"] = runs[-1].device
+    args.out.write_text(json.dumps(report, indent=1, default=str))
+
+    print(
+        "\n| example | speedup (mean of N) | CV % | graph speedup | CV % (graph) | harness ms | do_bench ms | diff % "
+        "| wall s/eval | stages (median s) |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for name, e in report["examples"].items():
+        for label in ("with_compile", "no_compile"):
+            r = e[f"repeat_{label}"]
+            gs = f"{r['graph_speedup_mean']:.3f}" if r["graph_speedup_mean"] else "-"
+            gcv = f"{r['graph_speedup_cv_pct']:.2f}" if r["graph_speedup_cv_pct"] is not None else "-"
+            stages = ", ".join(f"{k} {v:.2f}" for k, v in r["stages_median_s"].items())
+            print(
+                f"| {name} ({label}) | {r['speedup_mean']:.3f} | {r['speedup_cv_pct']:.2f} | {gs} | {gcv} "
+                f"| {r['primary_candidate_ms_median']:.4f} | {e['do_bench']['candidate_ms']:.4f} "
+                f"| {e['do_bench']['candidate_diff_pct']:+.1f} | {r['wall_s_median']:.2f} | {stages} |"
+            )
+    print(f"peaks: {report['peaks']}")
+
+
+if __name__ == "__main__":
+    main()

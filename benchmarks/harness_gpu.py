@@ -76,7 +76,8 @@ def summarize(results: list[EvalResult]) -> dict[str, float]:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--repeats", type=int, default=10)
+    ap.add_argument("--repeats", type=int, default=10, help="repeated evaluations without the compile baseline")
+    ap.add_argument("--compile-repeats", type=int, default=5, help="repeated evaluations with it")
     ap.add_argument("--out", type=Path, default=Path("harness_gpu.json"))
     args = ap.parse_args()
     report: dict = {"date": time.strftime("%Y-%m-%d"), "examples": {}}
@@ -93,9 +94,12 @@ def main() -> None:
                     f"stages={ {k: round(v, 2) for k, v in r.stages.items()} } {r.reason[:120]}",
                     flush=True,
                 )
-            for label, kwargs in (("with_compile", {}), ("no_compile", {"compile_baseline": False})):
+            for label, kwargs, repeats in (
+                ("with_compile", {}, args.compile_repeats),
+                ("no_compile", {"compile_baseline": False}, args.repeats),
+            ):
                 runs, walls = [], []
-                for _ in range(args.repeats):
+                for _ in range(repeats):
                     t0 = time.perf_counter()
                     runs.append(ev.evaluate(problem, EXAMPLES / example / "candidate_triton.py", **kwargs))
                     walls.append(time.perf_counter() - t0)

@@ -71,6 +71,12 @@ def summarize(results: list[EvalResult]) -> dict[str, float]:
         "graph_speedup_cv_pct": 100 * statistics.stdev(graph) / statistics.mean(graph) if len(graph) > 1 else None,
         "primary_candidate_ms_median": statistics.median(primary),
         "primary_eager_ms_median": statistics.median(primary_eager),
+        "primary_candidate_host_ms_median": statistics.median(
+            r.cases[0].t_candidate_host_ms for r in results if r.cases and r.cases[0].t_candidate_host_ms
+        ),
+        "primary_candidate_graph_ms_median": statistics.median(
+            r.cases[0].t_candidate_graph_ms for r in results if r.cases and r.cases[0].t_candidate_graph_ms
+        ),
     }
 
 
@@ -85,7 +91,7 @@ def main() -> None:
         for example in ("softmax", "rmsnorm"):
             problem = load_problem(EXAMPLES / example / "problem.py")
             entry: dict = {}
-            for kind in ("triton", "wrong", "cpp"):
+            for kind in ("triton", "wrong"):
                 t0 = time.perf_counter()
                 r = ev.evaluate(problem, EXAMPLES / example / f"candidate_{kind}.py")
                 entry[kind] = {"wall_s": time.perf_counter() - t0, **r.model_dump(mode="json", exclude={"log_tail"})}

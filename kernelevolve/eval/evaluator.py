@@ -20,7 +20,7 @@ from pathlib import Path
 
 from kernelevolve.eval.job import EvalJob
 from kernelevolve.eval.result import EvalResult, Status
-from kernelevolve.eval.worker import MEMORY_LIMIT_ENV, RESULT_FD_ENV
+from kernelevolve.eval.worker import DEVICE_ENV, MEMORY_LIMIT_ENV, RESULT_FD_ENV
 from kernelevolve.platforms import get_platform
 from kernelevolve.problem.problem import Problem, ProblemError
 
@@ -41,7 +41,7 @@ def default_memory_limit() -> int:
 class WorkerProcess:
     """A started worker: its process group, its event pipe and its log."""
 
-    def __init__(self, target: str, memory_limit: int | None = None):
+    def __init__(self, target: str, memory_limit: int | None = None, device_index: int = 0):
         platform = get_platform(target)
         self.started = time.monotonic()
         self.log = tempfile.TemporaryFile()
@@ -51,7 +51,9 @@ class WorkerProcess:
         env[RESULT_FD_ENV] = str(write_fd)
         env["PYTHONUNBUFFERED"] = "1"
         env["PYTHONPATH"] = os.pathsep.join(p for p in (PACKAGE_ROOT, env.get("PYTHONPATH")) if p)
-        if platform.device_type == "cpu":
+        if platform.device_type != "cpu":
+            env[DEVICE_ENV] = str(device_index)
+        else:
             limit = default_memory_limit() if memory_limit is None else memory_limit
             env[MEMORY_LIMIT_ENV] = str(limit)
         self.proc = subprocess.Popen(
@@ -146,7 +148,7 @@ class Evaluator:
     def _worker(self) -> WorkerProcess:
         worker, self._spare = self._spare, None
         if worker is None or worker.proc.poll() is not None:
-            worker = WorkerProcess(self.target, self.memory_limit)
+            worker = WorkerProcess(self.target, self.memory_limit, self.device_index)
         return worker
 
     def evaluate(
@@ -183,7 +185,7 @@ class Evaluator:
         finally:
             worker.kill()
             if self.prestart:
-                self._spare = WorkerProcess(self.target, self.memory_limit)
+                self._spare = WorkerProcess(self.target, self.memory_limit, self.device_index)
 
     def _run(self, worker: WorkerProcess, job: EvalJob) -> EvalResult:
         try:

@@ -190,30 +190,37 @@ def _prepare_compiled(pc: PreparedCase, device: torch.device) -> None:
         torch._dynamo.reset()
 
 
-def check_case(pc: PreparedCase, new_cls: type, device: torch.device, dtype: torch.dtype) -> tuple[Any, Comparison]:
-    """Phase B correctness for one case: every trial, inputs verified unchanged."""
+def check_case(
+    pc: PreparedCase, new_cls: type, device: torch.device, dtype: torch.dtype
+) -> tuple[Any, Comparison, float]:
+    """Phase B correctness for one case: every trial, inputs verified unchanged. Also returns the seconds
+    of the first call, which includes JIT compilation (Triton)."""
     try:
         model = build_model(new_cls, pc.init, pc.param_seed, dtype, device, reference=pc.ref_model)
     except Exception as e:  # noqa: BLE001
         raise CandidateFailure(classify(e), f"constructing ModelNew failed: {_describe(e)}") from e
     verdict = Comparison(True)
-    for trial in pc.trials:
+    first_call_s = 0.0
+    for i, trial in enumerate(pc.trials):
         before = snapshot(trial.inputs)
         try:
+            t0 = time.perf_counter()
             with torch.no_grad():
                 out = model(*trial.inputs)
             _sync(device)
+            if i == 0:
+                first_call_s = time.perf_counter() - t0
         except Exception as e:  # noqa: BLE001
             traceback.print_exc()
             raise CandidateFailure(classify(e), f"forward raised {_describe(e)}") from e
         changed = inputs_unchanged(trial.inputs, before)
         if changed:
-            return model, Comparison(False, changed)
+            return model, Comparison(False, changed), first_call_s
         cmp = compare(out, trial.reference, pc.atol, pc.rtol)
         if not cmp.ok:
             cmp.reason = f"{trial.distribution} inputs: {cmp.reason}"
         verdict = verdict.merge(cmp)
-    return model, verdict
+    return model, verdict, first_call_s
 
 
 def time_case(timer: Timer, pc: PreparedCase, model: torch.nn.Module, result: CaseResult) -> None:
@@ -225,15 +232,17 @@ def time_case(timer: Timer, pc: PreparedCase, model: torch.nn.Module, result: Ca
         fns["compile"] = lambda inp, c=pc.compiled: c(*inp)
     with torch.no_grad():
         stats = timer.time_interleaved(fns, pc.timing_sets)
+        host = timer.time_host(fns, pc.timing_sets)
         graphs = timer.time_graphs(fns, pc.timing_sets[0])
     result.t_candidate_ms, result.t_candidate_iqr_ms = stats["candidate"].median_ms, stats["candidate"].iqr_ms
     result.t_eager_ms, result.t_eager_iqr_ms = stats["eager"].median_ms, stats["eager"].iqr_ms
     result.timing_iters = stats["candidate"].n
     if "compile" in stats:
         result.t_compile_ms, result.t_compile_iqr_ms = stats["compile"].median_ms, stats["compile"].iqr_ms
-    for name, g in graphs.items():
-        if g is not None:
-            setattr(result, f"t_{name}_graph_ms", g.median_ms)
+    for kind, measured in (("graph", graphs), ("host", host)):
+        for name, st in measured.items():
+            if st is not None:
+                setattr(result, f"t_{name}_{kind}_ms", st.median_ms)
 
 
 def _versions(device: torch.device) -> dict[str, str]:
@@ -315,6 +324,7 @@ def run_job(job: EvalJob, report: Report) -> EvalResult:
     defaults = case_defaults(module, cases)
     models: list[torch.nn.Module] = []
     all_ok = True
+    first_calls = 0.0  # first call per case: JIT compilation, counted in the compile stage
     for ci, pc in enumerate(prepared):
         report(f"correctness case {ci}")
         bind_case(module, pc.case, defaults)
@@ -326,14 +336,16 @@ def run_job(job: EvalJob, report: Report) -> EvalResult:
         )
         result.cases.append(cr)
         try:
-            model, verdict = check_case(pc, cand.ModelNew, device, dtype)
+            model, verdict, first_call_s = check_case(pc, cand.ModelNew, device, dtype)
+            first_calls += first_call_s
         except CandidateFailure as e:
             return _fail(result, e.status, f"case {ci} {pc.shape}: {e.reason}", stages)
         cr.correct, cr.max_abs_err, cr.max_rel_err = verdict.ok, verdict.max_abs_err, verdict.max_rel_err
         cr.reason = "; ".join([verdict.reason, *pc.notes]).strip("; ")
         models.append(model)
         all_ok = all_ok and verdict.ok
-    stages["correctness"] = time.perf_counter() - t2
+    stages["compile"] += first_calls
+    stages["correctness"] = time.perf_counter() - t2 - first_calls
     bind_case(module, {}, defaults)  # our own per-case bindings are not the candidate's
     tampered = changed(before, watched)
     if tampered:

@@ -39,6 +39,10 @@ class CaseResult(BaseModel):
     t_candidate_graph_ms: float | None = None
     t_eager_graph_ms: float | None = None
     t_compile_graph_ms: float | None = None
+    # Host clock around call + whole-device synchronize (cuda): counts side-stream work and launch overhead.
+    t_candidate_host_ms: float | None = None
+    t_eager_host_ms: float | None = None
+    t_compile_host_ms: float | None = None
     speedup: float | None = None
     speedup_graph: float | None = None
     compile_baseline_correct: bool | None = None

@@ -1,8 +1,10 @@
 """The one timer: baseline and candidate timed by the same code, interleaved, over rotating input sets.
 
-cuda: CUDA events, an L2 flush before every iteration, a whole-device synchronize before the end
-event (work on side streams is counted), median and interquartile range. Optionally CUDA-graph
-replays, which take launch overhead out of small kernels. cpu: time.perf_counter around the call.
+cuda: after a warm-up long enough to bring the clocks up, every iteration is an L2 flush, a start event,
+the call and an end event, enqueued back to back and read after one synchronize; median and
+interquartile range. Beside it: a host-clock figure per call with a whole-device synchronize before the
+clock stops (work on side streams or threads shows there), and CUDA-graph replays, which take launch
+overhead out of small kernels. cpu: time.perf_counter around the call.
 """
 
 from __future__ import annotations
@@ -28,9 +30,11 @@ class TimingStats:
 @dataclass
 class TimerConfig:
     warmup_iters: int = 3
+    warmup_s: float = 0.1  # cuda: at least this long of back-to-back work before measuring
     min_iters: int = 10
     max_iters: int = 100
     budget_s: float = 1.0  # per timed function per case, after warm-up
+    host_iters: int = 10  # cuda: host-clock iterations per function
 
 
 def _stats(samples: list[float]) -> TimingStats:
@@ -40,6 +44,11 @@ def _stats(samples: list[float]) -> TimingStats:
     else:
         iqr = 0.0
     return TimingStats(statistics.median(samples), iqr, len(samples))
+
+
+def _rotations(names: list[str], it: int) -> list[str]:
+    k = it % len(names)
+    return names[k:] + names[:k]
 
 
 class Timer:
@@ -54,39 +63,78 @@ class Timer:
         # Saved here so that a candidate re-binding these names later cannot change what we call.
         self._perf_counter = time.perf_counter
         self._sync = torch.cuda.synchronize if self.is_cuda else (lambda *a: None)
-
-    def _once(self, fn: Fn, inputs: list[Any]) -> float:
-        if self.is_cuda:
-            start = torch.cuda.Event(enable_timing=True)
-            end = torch.cuda.Event(enable_timing=True)
-            self._flush.zero_()
-            start.record()
-            fn(inputs)
-            self._sync(self.device)
-            end.record()
-            end.synchronize()
-            return start.elapsed_time(end)
-        t0 = self._perf_counter()
-        fn(inputs)
-        return (self._perf_counter() - t0) * 1e3
+        self._event = torch.cuda.Event if self.is_cuda else None
 
     def time_interleaved(self, fns: dict[str, Fn], input_sets: list[list[Any]]) -> dict[str, TimingStats]:
         """Round-robin over the functions (order rotated each iteration) and the input sets."""
-        cfg = self.config
         names = list(fns)
-        est: dict[str, float] = {}
-        for name in names:
-            for i in range(cfg.warmup_iters):
-                est[name] = self._once(fns[name], input_sets[i % len(input_sets)])
-        slowest_s = max(est.values()) / 1e3 if est else 0.0
-        iters = cfg.max_iters if slowest_s <= 0 else int(cfg.budget_s / slowest_s)
+        per_iter_s = self._warm_up(fns, input_sets)
+        cfg = self.config
+        iters = cfg.max_iters if per_iter_s <= 0 else int(cfg.budget_s / per_iter_s)
         iters = max(cfg.min_iters, min(cfg.max_iters, iters))
+        if self.is_cuda:
+            return self._cuda_events(fns, input_sets, iters)
         samples: dict[str, list[float]] = {n: [] for n in names}
         for it in range(iters):
             inputs = input_sets[it % len(input_sets)]
-            k = it % len(names)
-            for name in names[k:] + names[:k]:
-                samples[name].append(self._once(fns[name], inputs))
+            for name in _rotations(names, it):
+                t0 = self._perf_counter()
+                fns[name](inputs)
+                samples[name].append((self._perf_counter() - t0) * 1e3)
+        return {n: _stats(s) for n, s in samples.items()}
+
+    def _warm_up(self, fns: dict[str, Fn], input_sets: list[list[Any]]) -> float:
+        """Runs every function; returns the slowest one's seconds per call."""
+        slowest = 0.0
+        for fn in fns.values():
+            for i in range(self.config.warmup_iters):
+                t0 = self._perf_counter()
+                fn(input_sets[i % len(input_sets)])
+                self._sync(self.device)
+                slowest = max(slowest, self._perf_counter() - t0) if i else slowest
+        if self.is_cuda:  # keep the GPU busy long enough for its clocks to settle
+            t0 = self._perf_counter()
+            rounds = 0
+            while self._perf_counter() - t0 < self.config.warmup_s and rounds < 1000:
+                for fn in fns.values():
+                    fn(input_sets[rounds % len(input_sets)])
+                rounds += 1
+                if rounds % 8 == 0:
+                    self._sync(self.device)
+            self._sync(self.device)
+        return slowest
+
+    def _cuda_events(self, fns: dict[str, Fn], input_sets: list[list[Any]], iters: int) -> dict[str, TimingStats]:
+        names = list(fns)
+        marks: dict[str, list[tuple[Any, Any]]] = {n: [] for n in names}
+        for it in range(iters):
+            inputs = input_sets[it % len(input_sets)]
+            for name in _rotations(names, it):
+                start, end = self._event(enable_timing=True), self._event(enable_timing=True)
+                self._flush.zero_()
+                start.record()
+                fns[name](inputs)
+                end.record()
+                marks[name].append((start, end))
+        self._sync(self.device)
+        return {n: _stats([s.elapsed_time(e) for s, e in m]) for n, m in marks.items()}
+
+    def time_host(self, fns: dict[str, Fn], input_sets: list[list[Any]]) -> dict[str, TimingStats | None]:
+        """cuda: host clock around the call and a whole-device synchronize, L2 flushed before; it counts
+        work the events cannot see (side streams, threads) and launch overhead."""
+        if not self.is_cuda:
+            return {n: None for n in fns}
+        names = list(fns)
+        samples: dict[str, list[float]] = {n: [] for n in names}
+        for it in range(self.config.host_iters):
+            inputs = input_sets[it % len(input_sets)]
+            for name in _rotations(names, it):
+                self._flush.zero_()
+                self._sync(self.device)
+                t0 = self._perf_counter()
+                fns[name](inputs)
+                self._sync(self.device)
+                samples[name].append((self._perf_counter() - t0) * 1e3)
         return {n: _stats(s) for n, s in samples.items()}
 
     def time_graphs(self, fns: dict[str, Fn], inputs: list[Any]) -> dict[str, TimingStats | None]:
@@ -110,18 +158,17 @@ class Timer:
                 graphs[name] = g
             except Exception:  # noqa: BLE001 - capture is best effort; eager timings stand
                 self._sync(self.device)
-        samples: dict[str, list[float]] = {n: [] for n in graphs}
         names = list(graphs)
-        reps = max(self.config.min_iters, self.config.max_iters // 2)
-        for it in range(reps):
-            k = it % max(1, len(names))
-            for name in names[k:] + names[:k]:
-                start = torch.cuda.Event(enable_timing=True)
-                end = torch.cuda.Event(enable_timing=True)
+        marks: dict[str, list[tuple[Any, Any]]] = {n: [] for n in names}
+        for it in range(max(self.config.min_iters, self.config.max_iters // 2) if names else 0):
+            for name in _rotations(names, it):
+                start, end = self._event(enable_timing=True), self._event(enable_timing=True)
                 self._flush.zero_()
                 start.record()
                 graphs[name].replay()
                 end.record()
-                end.synchronize()
-                samples[name].append(start.elapsed_time(end))
-        return {n: (_stats(samples[n]) if n in samples else None) for n in fns}
+                marks[name].append((start, end))
+        self._sync(self.device)
+        out: dict[str, TimingStats | None] = {n: None for n in fns}
+        out.update({n: _stats([s.elapsed_time(e) for s, e in m]) for n, m in marks.items()})
+        return out

@@ -15,6 +15,7 @@ import traceback
 
 RESULT_FD_ENV = "KERNELEVOLVE_RESULT_FD"
 MEMORY_LIMIT_ENV = "KERNELEVOLVE_MEMORY_LIMIT_BYTES"
+DEVICE_ENV = "KERNELEVOLVE_GPU_INDEX"  # set for GPU targets: the device to initialise before the job
 
 
 def _limit_resources() -> None:
@@ -22,6 +23,24 @@ def _limit_resources() -> None:
     limit = int(os.environ.get(MEMORY_LIMIT_ENV) or 0)
     if limit > 0:  # host memory cap (cpu target only: CUDA reserves far more address space than it uses)
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+
+def _warm_up_device() -> None:
+    """Pay the fixed start-up costs before the job arrives: Triton's import and driver, and, for GPU
+    targets, the CUDA context."""
+    import torch
+
+    try:
+        import triton
+
+        if os.environ.get(DEVICE_ENV) and torch.cuda.is_available():
+            triton.runtime.driver.active.get_current_device()
+    except Exception:  # noqa: BLE001 - no Triton, or a Triton without a GPU driver: nothing to warm
+        pass
+    device = os.environ.get(DEVICE_ENV)
+    if device and torch.cuda.is_available():
+        torch.cuda.set_device(int(device))
+        torch.empty(1, device="cuda").zero_()
 
 
 def main() -> None:
@@ -32,12 +51,7 @@ def main() -> None:
         chan.flush()
 
     _limit_resources()
-    import torch  # noqa: F401 - the expensive import, paid before the job arrives
-
-    try:
-        import triton  # noqa: F401
-    except ImportError:
-        pass
+    _warm_up_device()
     from kernelevolve.eval.harness import run_job
     from kernelevolve.eval.job import EvalJob
     from kernelevolve.problem.problem import ProblemError

@@ -1,10 +1,10 @@
 """The one timer: baseline and candidate timed by the same code, interleaved, over rotating input sets.
 
-cuda: after a warm-up long enough to bring the clocks up, every iteration is an L2 flush, a start event,
-the call and an end event, enqueued back to back and read after one synchronize; median and
-interquartile range. Beside it: a host-clock figure per call with a whole-device synchronize before the
-clock stops (work on side streams or threads shows there), and CUDA-graph replays, which take launch
-overhead out of small kernels. cpu: time.perf_counter around the call.
+cuda: after a warm-up long enough to bring the clocks up, every iteration is an L2 flush, a device spin
+longer than the host needs to issue the call, a start event, the call and an end event, enqueued back to
+back and read after one synchronize; median and interquartile range. Beside it: a host-clock figure
+per call with a whole-device synchronize before the clock stops (work on side streams or threads, and
+launch overhead, show there), and CUDA-graph replays. cpu: time.perf_counter around the call.
 """
 
 from __future__ import annotations
@@ -104,14 +104,47 @@ class Timer:
             self._sync(self.device)
         return slowest
 
+    def _cycles_per_us(self) -> float:
+        """Clock rate seen by torch.cuda._sleep, measured once per timer."""
+        if not hasattr(self, "_rate"):
+            start, end = self._event(enable_timing=True), self._event(enable_timing=True)
+            torch.cuda._sleep(1000)
+            start.record()
+            torch.cuda._sleep(2_000_000)
+            end.record()
+            end.synchronize()
+            self._rate = 2_000_000 / max(start.elapsed_time(end) * 1e3, 1.0)
+        return self._rate
+
+    def _host_launch_us(self, fns: dict[str, Fn], input_sets: list[list[Any]]) -> dict[str, float]:
+        """Host time to issue each call (GPU kept busy meanwhile, so the issue never waits on it)."""
+        out = {}
+        for name, fn in fns.items():
+            samples = []
+            for i in range(5):
+                torch.cuda._sleep(int(self._cycles_per_us() * 2000))  # 2 ms of device work ahead of us
+                t0 = self._perf_counter()
+                fn(input_sets[i % len(input_sets)])
+                samples.append((self._perf_counter() - t0) * 1e6)
+            out[name] = statistics.median(samples)
+        self._sync(self.device)
+        return out
+
     def _cuda_events(self, fns: dict[str, Fn], input_sets: list[list[Any]], iters: int) -> dict[str, TimingStats]:
+        """Device time of each call. Before each start event the device is given a spin (torch.cuda._sleep)
+        longer than the host needs to issue the call, so the timed window never includes the device
+        waiting for the host: launch-bound calls measure the same from run to run (the host-clock figure
+        is where launch overhead shows)."""
         names = list(fns)
+        rate = self._cycles_per_us()
+        pad = {n: int(rate * min(2.0 * us + 20.0, 5000.0)) for n, us in self._host_launch_us(fns, input_sets).items()}
         marks: dict[str, list[tuple[Any, Any]]] = {n: [] for n in names}
         for it in range(iters):
             inputs = input_sets[it % len(input_sets)]
             for name in _rotations(names, it):
                 start, end = self._event(enable_timing=True), self._event(enable_timing=True)
                 self._flush.zero_()
+                torch.cuda._sleep(pad[name])
                 start.record()
                 fns[name](inputs)
                 end.record()

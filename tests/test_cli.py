@@ -23,7 +23,7 @@ CASE_FIELDS = {
 
 def run(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "kernelevolve.cli", "eval", *args], capture_output=True, text=True, timeout=300
+        [sys.executable, "-m", "kernelevolve", "eval", *args], capture_output=True, text=True, timeout=300
     )
 
 

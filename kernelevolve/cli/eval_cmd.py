@@ -1,48 +1,20 @@
-"""The `kernelevolve` command."""
+"""`kernelevolve eval`: one candidate, one verdict."""
 
 from __future__ import annotations
 
 import json
 import sys
-from enum import Enum
 from pathlib import Path
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
+from kernelevolve.cli.common import EXIT_CORRECT, EXIT_NOT_CORRECT, Baseline, Target, app, err, usage_error
 from kernelevolve.eval.evaluator import Evaluator
 from kernelevolve.eval.result import EvalResult
 from kernelevolve.platforms import PLATFORMS, default_target
 from kernelevolve.problem.problem import ProblemError, load_problem
-
-app = typer.Typer(
-    add_completion=False, no_args_is_help=True, help="Search for kernels faster than PyTorch, and prove them correct."
-)
-err = Console(stderr=True, soft_wrap=True)
-
-EXIT_CORRECT, EXIT_NOT_CORRECT, EXIT_USAGE = 0, 1, 2
-
-
-class Target(str, Enum):
-    cpu = "cpu"
-    cuda = "cuda"
-    rocm = "rocm"
-
-
-class Baseline(str, Enum):
-    eager = "eager"
-    compile = "compile"
-
-
-def _usage_error(message: str) -> typer.Exit:
-    err.print(f"[bold red]error:[/] {message}", highlight=False)
-    return typer.Exit(EXIT_USAGE)
-
-
-@app.callback()
-def main() -> None:
-    """KernelEvolve: agentic kernel optimization."""
 
 
 @app.command("eval")
@@ -68,11 +40,11 @@ def eval_command(
     try:
         prob = load_problem(problem)
     except ProblemError as e:
-        raise _usage_error(str(e)) from None
+        raise usage_error(str(e)) from None
     if not candidate.is_file():
-        raise _usage_error(f"{candidate}: no such candidate file")
+        raise usage_error(f"{candidate}: no such candidate file")
     if baseline is Baseline.compile and no_compile_baseline:
-        raise _usage_error("--baseline compile needs the torch.compile baseline; drop --no-compile-baseline")
+        raise usage_error("--baseline compile needs the torch.compile baseline; drop --no-compile-baseline")
     if baseline is Baseline.compile and not PLATFORMS[tgt].compile_baseline and not as_json:
         err.print(f"note: no torch.compile baseline on the {tgt} target; fitness uses eager")
     limit = int(memory_limit_gb * 2**30) if memory_limit_gb else None
@@ -96,7 +68,7 @@ def eval_command(
                     compile_baseline=False if no_compile_baseline else None,
                 )
         except ProblemError as e:
-            raise _usage_error(str(e)) from None
+            raise usage_error(str(e)) from None
     if as_json:
         sys.stdout.write(json.dumps(result.model_dump(mode="json")) + "\n")
     else:
@@ -156,7 +128,3 @@ def print_result(result: EvalResult, console: Console) -> None:
     if not result.correct and result.log_tail.strip():
         console.print("[dim]worker log (tail):[/]")
         console.print(result.log_tail.strip()[-1500:], markup=False, highlight=False)
-
-
-if __name__ == "__main__":
-    app()

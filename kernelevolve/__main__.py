@@ -1,0 +1,3 @@
+from kernelevolve.cli import app
+
+app()

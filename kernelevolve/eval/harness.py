@@ -8,7 +8,6 @@ times baseline and candidate with the one timer, interleaved.
 
 from __future__ import annotations
 
-import os
 import platform as pyplatform
 import random
 import sys
@@ -28,8 +27,7 @@ from kernelevolve.eval.integrity import changed, fingerprint
 from kernelevolve.eval.job import EvalJob
 from kernelevolve.eval.result import CaseResult, EvalResult, Status
 from kernelevolve.eval.timing import Timer, TimerConfig
-from kernelevolve.platforms import get_platform
-from kernelevolve.platforms.base import cache_dir
+from kernelevolve.platforms import extension_cache, get_platform
 from kernelevolve.problem.inputs import (
     allowed_distributions,
     build_init_inputs,
@@ -307,9 +305,8 @@ def run_job(job: EvalJob, report: Report) -> EvalResult:
     result.interpreted = platform.is_interpreted(languages)
     t1 = time.perf_counter()
     report("compile")
-    # C++/CUDA extensions build into a directory per candidate source: identical candidates reuse the
-    # build, different ones never share (or race on) a build directory.
-    os.environ["TORCH_EXTENSIONS_DIR"] = str(cache_dir() / "torch_extensions" / result.candidate_hash)
+    # C++/CUDA extensions build once per C++ source (platforms/extension_cache.py).
+    extension_cache.install()
     watched = {"problem": module}
     before = fingerprint(watched)
     try:

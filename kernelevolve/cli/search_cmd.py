@@ -1,0 +1,263 @@
+"""`kernelevolve optimize`, `runs`, `show` and `export`: the search and its records."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import sys
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.live import Live
+from rich.table import Table
+
+from kernelevolve.cli.common import Baseline, Target, app, err, usage_error
+from kernelevolve.eval.evaluator import Evaluator
+from kernelevolve.platforms import default_target
+from kernelevolve.problem.problem import ProblemError, load_problem, source_hash
+from kernelevolve.search.driver import Driver, Progress, SearchConfig
+from kernelevolve.search.graph import Graph
+from kernelevolve.search.strategies import STRATEGIES, make_strategy
+from kernelevolve.store.models import Run
+from kernelevolve.store.store import Store, StoreError
+
+RUNS_DIR = typer.Option(Path("runs"), "--runs-dir", help="where runs, their store and artifacts live")
+DB = typer.Option(None, "--db", help="SQLAlchemy URL of the store (default: SQLite in the runs directory)")
+
+
+def _open_store(runs_dir: Path, db: str | None) -> Store:
+    try:
+        return Store(runs_dir, db)
+    except StoreError as e:
+        raise usage_error(str(e)) from None
+
+
+def _progress_table(p: Progress) -> Table:
+    t = Table.grid(padding=(0, 2))
+    fails = ", ".join(f"{k} {v}" for k, v in sorted(p.statuses.items()) if k != "ok") or "none"
+    best = f"{p.best_fitness:.3f} (node {p.best_node})" if p.best_fitness else "-"
+    remaining = f", {max(0.0, p.time_s - p.elapsed_s):.0f} s left" if p.time_s else ""
+    t.add_row(
+        f"nodes {p.nodes}/{p.budget}",
+        f"in flight {p.inflight}",
+        f"best fitness {best}",
+        f"failures: {fails}",
+        f"{p.elapsed_s:.0f} s{remaining}",
+    )
+    if p.message:
+        t.add_row(f"[dim]{p.message}[/]")
+    return t
+
+
+def _summary(store: Store, run: Run, console: Console, top: int = 5) -> None:
+    graph = Graph.from_store(store.nodes(run.id))
+    ranked = sorted(graph.correct(), key=lambda n: -n.score)[:top]
+    table = Table("node", "operator", "parents", "status", "fitness", "speedup", "params", title=f"run {run.id}")
+    for n in ranked:
+        table.add_row(
+            str(n.id),
+            n.operator,
+            ",".join(map(str, n.parents)) or "-",
+            n.status,
+            f"{n.fitness:.3f}" if n.fitness else "-",
+            f"{n.speedup:.3f}x" if n.speedup else "-",
+            json.dumps(n.params),
+        )
+    console.print(table)
+    best = graph.best()
+    if best:
+        lineage = " <- ".join(f"{i} ({graph.nodes[i].operator})" for i in graph.ancestors(best.id))
+        console.print(f"lineage of the best: {lineage}", highlight=False)
+
+
+def _config_hash(config: dict) -> str:
+    keyed = {k: v for k, v in config.items() if k not in ("budget", "time_s", "stall", "target_speedup")}
+    return hashlib.sha256(json.dumps(keyed, sort_keys=True).encode()).hexdigest()[:16]
+
+
+@app.command("optimize")
+def optimize_command(
+    problem: Path | None = typer.Argument(None, help="problem file (not needed with --resume)"),
+    seed: Path | None = typer.Option(None, "--seed", help="starting kernel (a candidate file)"),
+    strategy: str = typer.Option("greedy", help=f"search strategy: {', '.join(STRATEGIES)}"),
+    budget: int = typer.Option(20, min=1, help="nodes in the run, the seed included"),
+    time_limit: float | None = typer.Option(None, "--time", help="search wall-time limit in seconds"),
+    stall: int | None = typer.Option(None, help="stop after this many nodes without improvement"),
+    target_speedup: float | None = typer.Option(None, "--target-speedup", help="stop once this speedup is reached"),
+    target: Target | None = typer.Option(None, help="cpu, cuda or rocm; default cuda when a GPU is present"),
+    runs_dir: Path = RUNS_DIR,
+    db: str | None = DB,
+    resume: str | None = typer.Option(None, "--resume", help="continue this run"),
+    as_json: bool = typer.Option(False, "--json", help="print one JSON object on stdout at the end"),
+    timeout: float = typer.Option(300.0, help="per-evaluation wall-clock limit in seconds"),
+    trials: int = typer.Option(3, min=1, help="correctness trials per shape case"),
+    baseline: Baseline = typer.Option(Baseline.eager, help="the baseline fitness is measured against"),
+    no_compile_baseline: bool = typer.Option(False, "--no-compile-baseline", help="skip the torch.compile baseline"),
+    rng_seed: int = typer.Option(0, "--rng-seed", help="seed of the strategy's and operator's choices"),
+) -> None:
+    """Search for a faster kernel, starting from --seed; resumable at any point."""
+    store = _open_store(runs_dir, db)
+    if resume:
+        run = store.get_run(resume)
+        if run is None:
+            raise usage_error(f"no run {resume!r} in {store.url}; `kernelevolve runs` lists them")
+        config = json.loads(run.config)
+        problem_path, seed_path = Path(config["problem"]), Path(config["seed"])
+    else:
+        if problem is None or seed is None:
+            raise usage_error("optimize needs PROBLEM and --seed KERNEL (or --resume RUN)")
+        problem_path, seed_path = problem, seed
+    try:
+        prob = load_problem(problem_path)
+    except ProblemError as e:
+        raise usage_error(str(e)) from None
+    if not seed_path.is_file():
+        raise usage_error(f"{seed_path}: no such seed kernel")
+    seed_source = seed_path.read_text()
+    if not resume:
+        if strategy not in STRATEGIES:
+            raise usage_error(f"unknown strategy {strategy!r}: choose one of {', '.join(STRATEGIES)}")
+        config = {
+            "problem": str(prob.path),
+            "problem_hash": prob.hash,
+            "seed": str(seed_path.resolve()),
+            "seed_hash": source_hash(seed_source),
+            "target": (target.value if target else None) or default_target(),
+            "strategy": strategy,
+            "trials": trials,
+            "baseline": baseline.value,
+            "compile_baseline": not no_compile_baseline,
+            "rng_seed": rng_seed,
+        }
+    config.update(budget=budget, time_s=time_limit, stall=stall, target_speedup=target_speedup)
+    chash = _config_hash(config)
+    run = store.get_run(resume) if resume else store.find_resumable(chash)
+    if run is None:
+        run = store.create_run(
+            problem_path=str(prob.path),
+            problem_hash=prob.hash,
+            platform=config["target"],
+            config=config,
+            config_hash=chash,
+            budget=budget,
+        )
+        what = f"run {run.id} started"
+    else:
+        store.update_run(run.id, config=json.dumps(config, sort_keys=True))
+        what = f"run {run.id} resumed ({len(store.nodes(run.id))} nodes stored)"
+    err.print(f"{what}; no LLM configured: using the tune operator only", highlight=False)
+
+    rng = random.Random(f"{config['rng_seed']}:{len(store.nodes(run.id))}")
+    strat = make_strategy(config["strategy"], rng, json.loads(run.strategy_state or "{}"))
+    search = SearchConfig(
+        budget=budget,
+        time_s=time_limit,
+        stall=stall,
+        target_speedup=target_speedup,
+        trials=config["trials"],
+        baseline=config["baseline"],
+        compile_baseline=None if config["compile_baseline"] else False,
+        timeout_s=timeout,
+    )
+    evaluator = Evaluator(config["target"], timeout_s=timeout, prestart=True)
+    console = Console(stderr=True)
+    try:
+        with Live(console=console, transient=False, auto_refresh=False) as live:
+
+            def update(p: Progress) -> None:
+                live.update(_progress_table(p), refresh=True)
+
+            driver = Driver(store, run, prob, seed_source, strat, [evaluator], search, rng, on_update=update)
+            reason = driver.run_search()
+    except ProblemError as e:
+        raise usage_error(str(e)) from None
+    except KeyboardInterrupt:
+        err.print(f"interrupted; continue with: kernelevolve optimize --resume {run.id} --runs-dir {runs_dir}")
+        raise typer.Exit(130) from None
+    finally:
+        evaluator.close()
+    err.print(f"stopped: {reason}", highlight=False)
+    graph = Graph.from_store(store.nodes(run.id))
+    best = graph.best()
+    seed_node = graph.nodes[graph.order[0]] if graph.order else None
+    if as_json:
+        best_row = next((n for n in store.nodes(run.id) if best and n.id == best.id), None)
+        out = {
+            "run": run.id,
+            "evaluations": len(graph),
+            "stop_reason": reason,
+            "seed_fitness": seed_node.fitness if seed_node else None,
+            "best_fitness": best.fitness if best else None,
+            "best_speedup": best.speedup if best else None,
+            "best_node": best.id if best else None,
+            "best_kernel": str(store.path(best_row.kernel_path).resolve()) if best_row else None,
+        }
+        sys.stdout.write(json.dumps(out) + "\n")
+    else:
+        _summary(store, run, Console())
+    raise typer.Exit(0 if best else 1)
+
+
+@app.command("runs")
+def runs_command(runs_dir: Path = RUNS_DIR, db: str | None = DB) -> None:
+    """List runs: problem, platform, status, nodes, best fitness."""
+    store = _open_store(runs_dir, db)
+    table = Table("run", "problem", "platform", "strategy", "status", "nodes", "best fitness")
+    for run, n, best in store.runs():
+        config = json.loads(run.config)
+        table.add_row(
+            run.id,
+            Path(run.problem_path).name
+            if Path(run.problem_path).name != "problem.py"
+            else Path(run.problem_path).parent.name,
+            run.platform,
+            config.get("strategy", "-"),
+            run.status,
+            str(n),
+            f"{best:.3f}" if best else "-",
+        )
+    Console().print(table)
+
+
+@app.command("show")
+def show_command(
+    run_id: str = typer.Argument(..., help="run id (or a unique prefix)"),
+    runs_dir: Path = RUNS_DIR,
+    db: str | None = DB,
+    top: int = typer.Option(10, help="how many of the best nodes"),
+) -> None:
+    """The best nodes of a run and the lineage of the best."""
+    store = _open_store(runs_dir, db)
+    run = store.get_run(run_id)
+    if run is None:
+        raise usage_error(f"no run {run_id!r} in {store.url}")
+    Console().print(
+        f"problem {run.problem_path}  platform {run.platform}  status {run.status}"
+        + (f"  ({run.stop_reason})" if run.stop_reason else ""),
+        highlight=False,
+    )
+    _summary(store, run, Console(), top)
+
+
+@app.command("export")
+def export_command(
+    run_id: str = typer.Argument(..., help="run id (or a unique prefix)"),
+    out: Path = typer.Option(..., "--out", help="the module to write"),
+    runs_dir: Path = RUNS_DIR,
+    db: str | None = DB,
+) -> None:
+    """Write the run's result as one module dispatching each shape case to its fastest correct kernel."""
+    from kernelevolve.search.export import export
+
+    store = _open_store(runs_dir, db)
+    run = store.get_run(run_id)
+    if run is None:
+        raise usage_error(f"no run {run_id!r} in {store.url}")
+    choices = export(store, run, out)
+    for i, c in enumerate(choices):
+        err.print(
+            f"case {i} {c.shape}: " + (f"node {c.node} ({c.speedup:.2f}x)" if c.node else "reference"), highlight=False
+        )
+    err.print(f"wrote {out}")

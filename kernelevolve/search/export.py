@@ -1,0 +1,139 @@
+"""Export a run's result as one standalone candidate module with shape-aware dispatch.
+
+Each shape case goes to the fastest correct kernel measured on it; a case where no kernel beat the
+baseline, and any shape outside the cases, runs the PyTorch reference (the paper's deployment rule).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kernelevolve.store.models import Run
+from kernelevolve.store.store import Store
+
+
+@dataclass
+class CaseChoice:
+    shape: dict[str, Any]
+    signature: tuple
+    node: int | None
+    speedup: float | None
+
+
+def input_signatures(problem_path: str) -> list[tuple[dict[str, Any], tuple]]:
+    """Per shape case: its constants and the (shape, dtype) of each input, computed on the meta device."""
+    import torch
+
+    from kernelevolve.problem.inputs import problem_dtype
+    from kernelevolve.problem.problem import bind_case, case_defaults, exec_problem, shape_cases
+
+    module = exec_problem(problem_path)
+    cases = shape_cases(module)
+    defaults = case_defaults(module, cases)
+    dtype = problem_dtype(module)
+    out = []
+    for case in cases:
+        bind_case(module, case, defaults)
+        with torch.device("meta"):
+            inputs = module.get_inputs()
+        out.append((case, signature(inputs, dtype)))
+    return out
+
+
+def signature(inputs: list[Any], dtype: Any = None) -> tuple:
+    """The dispatch key of a call: shape and dtype of each tensor (floating ones as the harness casts them)."""
+    import torch
+
+    key = []
+    for x in inputs:
+        if isinstance(x, torch.Tensor):
+            d = dtype if dtype is not None and x.is_floating_point() else x.dtype
+            key.append((tuple(x.shape), str(d)))
+        else:
+            key.append(repr(x))
+    return tuple(key)
+
+
+def choose(store: Store, run: Run) -> list[CaseChoice]:
+    sigs = input_signatures(run.problem_path)
+    best: list[tuple[float, int] | None] = [None] * len(sigs)
+    for node in store.nodes(run.id):
+        if not node.correct:
+            continue
+        result = store.evaluation(node.id)
+        for i, case in enumerate(result.cases if result else []):
+            if i < len(best) and case.speedup and case.speedup > 1.0 and (best[i] is None or case.speedup > best[i][0]):
+                best[i] = (case.speedup, node.id)
+    return [CaseChoice(shape, sig, b[1] if b else None, b[0] if b else None) for (shape, sig), b in zip(sigs, best)]
+
+
+TEMPLATE = '''"""KernelEvolve export of run {run} for {problem}.
+
+Shape-aware dispatch: each shape case below runs the fastest correct kernel measured on it; cases where no
+kernel beat the baseline, and every other shape, run the PyTorch reference.
+
+{table}
+"""
+
+import types
+
+import torch
+import torch.nn as nn
+
+_REFERENCE = {reference!r}
+
+_KERNELS = {{
+{kernels}}}
+
+_DISPATCH = {{
+{dispatch}}}
+
+
+def _module(name, source):
+    module = types.ModuleType(name)
+    exec(compile(source, name, "exec"), module.__dict__)
+    return module
+
+
+class ModelNew(nn.Module):
+    def __init__(self, *args, **kwargs):
+        super().__init__()
+        self.reference = _module("kernelevolve_reference", _REFERENCE).Model(*args, **kwargs)
+        self.kernels = nn.ModuleDict()
+        for node, source in _KERNELS.items():
+            kernel = _module(f"kernelevolve_node_{{node}}", source).ModelNew(*args, **kwargs)
+            kernel.load_state_dict(self.reference.state_dict(), strict=False)
+            self.kernels[str(node)] = kernel
+
+    def forward(self, *inputs):
+        key = tuple((tuple(x.shape), str(x.dtype)) if isinstance(x, torch.Tensor) else repr(x) for x in inputs)
+        node = _DISPATCH.get(key)
+        if node is None:
+            return self.reference(*inputs)
+        return self.kernels[str(node)](*inputs)
+'''
+
+
+def export(store: Store, run: Run, out: Path) -> list[CaseChoice]:
+    choices = choose(store, run)
+    nodes = sorted({c.node for c in choices if c.node is not None})
+    sources = {n: store.path(next(r for r in store.nodes(run.id) if r.id == n).kernel_path).read_text() for n in nodes}
+    rows = ["| case | shape | kernel | speedup |", "| --- | --- | --- | --- |"]
+    for i, c in enumerate(choices):
+        shape = " ".join(f"{k}={v}" for k, v in c.shape.items()) or "-"
+        kernel = f"node {c.node}" if c.node is not None else "reference"
+        rows.append(f"| {i} | {shape} | {kernel} | {f'{c.speedup:.2f}x' if c.speedup else '-'} |")
+    dispatch = "".join(f"    {c.signature!r}: {c.node},\n" for c in choices if c.node is not None)
+    kernels = "".join(f"    {n}: {sources[n]!r},\n" for n in nodes)
+    text = TEMPLATE.format(
+        run=run.id,
+        problem=Path(run.problem_path).name,
+        table="\n".join(rows),
+        reference=Path(run.problem_path).read_text(),
+        kernels=kernels,
+        dispatch=dispatch,
+    )
+    out.write_text(text)
+    return choices

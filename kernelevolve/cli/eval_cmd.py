@@ -92,29 +92,20 @@ def print_result(result: EvalResult, console: Console) -> None:
     if result.compile_baseline:
         console.print(f"note: {result.compile_baseline}", highlight=False)
     if result.cases:
-        table = Table(
-            "case",
-            "correct",
-            "max abs err",
-            "max rel err",
-            "candidate ms",
-            "eager ms",
-            "compile ms",
-            "speedup",
-            "graph speedup",
-        )
+        columns = [
+            ("case", lambda c: " ".join(f"{k}={v}" for k, v in c.shape.items()) or "-"),
+            ("correct", lambda c: "yes" if c.correct else "[red]no[/]"),
+            ("max abs err", lambda c: f"{c.max_abs_err:.1e}" if c.max_abs_err is not None else "-"),
+            ("candidate ms", lambda c: _ms(c.t_candidate_ms)),
+            ("eager ms", lambda c: _ms(c.t_eager_ms)),
+            ("compile ms", lambda c: _ms(c.t_compile_ms)),
+            ("speedup", lambda c: f"{c.speedup:.2f}x" if c.speedup else "-"),
+            ("graph speedup", lambda c: f"{c.speedup_graph:.2f}x" if c.speedup_graph else "-"),
+        ]
+        shown = [(name, f) for name, f in columns if any(f(c) != "-" for c in result.cases)]
+        table = Table(*[name for name, _ in shown])
         for c in result.cases:
-            table.add_row(
-                " ".join(f"{k}={v}" for k, v in c.shape.items()) or "-",
-                "yes" if c.correct else "[red]no[/]",
-                f"{c.max_abs_err:.2e}" if c.max_abs_err is not None else "-",
-                f"{c.max_rel_err:.2e}" if c.max_rel_err is not None else "-",
-                _ms(c.t_candidate_ms),
-                _ms(c.t_eager_ms),
-                _ms(c.t_compile_ms),
-                f"{c.speedup:.2f}x" if c.speedup else "-",
-                f"{c.speedup_graph:.2f}x" if c.speedup_graph else "-",
-            )
+            table.add_row(*[f(c) for _, f in shown])
         console.print(table)
     if result.interpreted:
         console.print("timing: not measured (Triton ran in its interpreter on the CPU)")

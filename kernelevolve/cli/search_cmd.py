@@ -6,6 +6,8 @@ import hashlib
 import json
 import random
 import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import typer
@@ -49,6 +51,24 @@ def _progress_table(p: Progress) -> Table:
     if p.message:
         t.add_row(f"[dim]{p.message}[/]")
     return t
+
+
+@contextmanager
+def _display(console: Console) -> Iterator[Callable[[Progress], None]]:
+    """A live panel on a terminal; elsewhere (logs, CI) one line per finished node."""
+    if console.is_terminal:
+        with Live(console=console, auto_refresh=False) as live:
+            yield lambda p: live.update(_progress_table(p), refresh=True)
+        return
+    last = [""]
+
+    def line(p: Progress) -> None:
+        if p.message and p.message != last[0]:
+            last[0] = p.message
+            best = f"{p.best_fitness:.3f}" if p.best_fitness else "-"
+            console.print(f"[{p.nodes}/{p.budget}] {p.message} | best {best} | {p.elapsed_s:.0f} s", highlight=False)
+
+    yield line
 
 
 def _summary(store: Store, run: Run, console: Console, top: int = 5) -> None:
@@ -164,11 +184,7 @@ def optimize_command(
     evaluator = Evaluator(config["target"], timeout_s=timeout, prestart=True)
     console = Console(stderr=True)
     try:
-        with Live(console=console, transient=False, auto_refresh=False) as live:
-
-            def update(p: Progress) -> None:
-                live.update(_progress_table(p), refresh=True)
-
+        with _display(console) as update:
             driver = Driver(store, run, prob, seed_source, strat, [evaluator], search, rng, on_update=update)
             reason = driver.run_search()
     except ProblemError as e:
@@ -204,19 +220,14 @@ def optimize_command(
 def runs_command(runs_dir: Path = RUNS_DIR, db: str | None = DB) -> None:
     """List runs: problem, platform, status, nodes, best fitness."""
     store = _open_store(runs_dir, db)
-    table = Table("run", "problem", "platform", "strategy", "status", "nodes", "best fitness")
+    table = Table("problem", "platform", "strategy", "status", "nodes", "best fitness")
+    table.add_column("run", no_wrap=True)
     for run, n, best in store.runs():
         config = json.loads(run.config)
+        path = Path(run.problem_path)
+        name = path.parent.name if path.name == "problem.py" else path.name
         table.add_row(
-            run.id,
-            Path(run.problem_path).name
-            if Path(run.problem_path).name != "problem.py"
-            else Path(run.problem_path).parent.name,
-            run.platform,
-            config.get("strategy", "-"),
-            run.status,
-            str(n),
-            f"{best:.3f}" if best else "-",
+            name, run.platform, config.get("strategy", "-"), run.status, str(n), f"{best:.3f}" if best else "-", run.id
         )
     Console().print(table)
 

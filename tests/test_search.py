@@ -1,0 +1,212 @@
+"""The search on the cpu target: store, strategies end to end, resume after SIGKILL, export."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+
+import pytest
+from sqlalchemy.exc import IntegrityError
+
+from kernelevolve.eval.result import EvalResult, Status
+from kernelevolve.problem.problem import load_problem
+from kernelevolve.store.store import NodeRecord, Store, StoreError
+from tests.conftest import CANDIDATES, FIXTURES
+
+PROBLEM = FIXTURES / "transpose.py"
+SEED = CANDIDATES / "transpose_cpp.py"
+
+
+def optimize(runs_dir, *args: str, **kw) -> subprocess.CompletedProcess:
+    cmd = [
+        sys.executable,
+        "-m",
+        "kernelevolve",
+        "optimize",
+        str(PROBLEM),
+        "--seed",
+        str(SEED),
+        "--target",
+        "cpu",
+        "--runs-dir",
+        str(runs_dir),
+        "--trials",
+        "1",
+        "--json",
+        *args,
+    ]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=600, **kw)
+
+
+def _result(fitness: float | None, status: Status = Status.OK) -> EvalResult:
+    return EvalResult(status=status, correct=status is Status.OK, speedup=fitness, fitness=fitness)
+
+
+def test_store_commits_nodes_edges_and_dedups(tmp_path):
+    store = Store(tmp_path)
+    run = store.create_run(problem_path="p.py", problem_hash="ph", platform="cpu", config={}, config_hash="c", budget=5)
+    a = store.add_node(run.id, NodeRecord("seed", "x = 1\n", "h1", {"T": 1}, [], _result(1.0)), strategy_state={})
+    b = store.add_node(
+        run.id,
+        NodeRecord("tune", "x = 2\n", "h2", {"T": 2}, [a.id], _result(2.0)),
+        strategy_state={"k": 1},
+        visit_updates={a.id: (1, 0.5)},
+    )
+    c = store.add_node(
+        run.id,
+        NodeRecord("crossover", "x = 3\n", "h3", {}, [b.id, a.id], _result(0.0, Status.INCORRECT)),
+        strategy_state={},
+    )
+    nodes = store.nodes(run.id)
+    assert [n.step for n in nodes] == [1, 2, 3]
+    assert [e.parent_id for e in nodes[2].parents] == [b.id, a.id]
+    assert nodes[0].visits == 1 and nodes[0].value_sum == 0.5
+    assert store.get_run(run.id[:12]).strategy_state == "{}"
+    assert store.path(nodes[1].kernel_path).read_text() == "x = 2\n"
+    assert store.has_source(run.id, "h2") and not store.has_source(run.id, "h9")
+    found = store.find_evaluated("ph", "cpu", "h2")
+    assert found and found[0].id == b.id and found[1].fitness == 2.0
+    assert store.find_evaluated("ph", "cuda", "h2") is None
+    assert store.evaluation(c.id).status is Status.INCORRECT
+    with pytest.raises(IntegrityError):  # the same source twice in one run is refused by the schema
+        store.add_node(run.id, NodeRecord("tune", "x = 2\n", "h2", {}, [a.id], _result(1.0)), strategy_state={})
+    assert len(store.nodes(run.id)) == 3
+
+
+def test_store_reports_an_unusable_location(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    with pytest.raises(StoreError, match="cannot create the runs directory"):
+        Store(blocker / "runs")
+
+
+@pytest.fixture(scope="module")
+def greedy_run(tmp_path_factory):
+    runs = tmp_path_factory.mktemp("greedy")
+    p = optimize(runs, "--strategy", "greedy", "--budget", "6")
+    assert p.returncode == 0, p.stderr
+    return runs, json.loads(p.stdout), p.stderr
+
+
+def test_greedy_tunes_the_cpp_seed_to_a_faster_kernel(greedy_run):
+    _, out, stderr = greedy_run
+    assert "no LLM configured: using the tune operator only" in stderr
+    assert out["evaluations"] == 6 and out["best_node"] is not None
+    assert out["best_fitness"] >= out["seed_fitness"]
+    # TILE=1 does no cache blocking; a few steps of tuning find a clearly faster tile
+    assert out["best_fitness"] > 1.15 * out["seed_fitness"], out
+    assert "TILE = 1\n" not in open(out["best_kernel"]).read()
+
+
+@pytest.mark.parametrize("strategy", ["mcts", "evolve"])
+def test_every_strategy_runs(tmp_path, strategy):
+    p = optimize(tmp_path, "--strategy", strategy, "--budget", "4")
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout)
+    assert out["evaluations"] == 4 and out["best_fitness"] >= out["seed_fitness"] > 0
+
+
+def test_rerunning_the_same_command_resumes_and_reports(greedy_run):
+    runs, first, _ = greedy_run
+    p = optimize(runs, "--strategy", "greedy", "--budget", "6")
+    assert p.returncode == 0 and json.loads(p.stdout)["run"] == first["run"]
+    assert "resumed (6 nodes stored)" in p.stderr
+
+
+def test_sigkill_mid_run_then_resume_completes_without_duplicates(tmp_path):
+    cmd = [
+        sys.executable,
+        "-m",
+        "kernelevolve",
+        "optimize",
+        str(PROBLEM),
+        "--seed",
+        str(SEED),
+        "--target",
+        "cpu",
+        "--runs-dir",
+        str(tmp_path),
+        "--trials",
+        "1",
+        "--budget",
+        "7",
+        "--json",
+    ]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    db = tmp_path / "kernelevolve.db"
+    deadline = time.monotonic() + 300
+    nodes = 0
+    while time.monotonic() < deadline and nodes < 3:
+        time.sleep(0.5)
+        if db.exists():
+            try:
+                with sqlite3.connect(db) as con:
+                    nodes = con.execute("select count(*) from nodes").fetchone()[0]
+            except sqlite3.Error:
+                pass
+    assert nodes >= 3, "the run did not get going"
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    with sqlite3.connect(db) as con:
+        status = con.execute("select status from runs").fetchone()[0]
+    assert status == "running"  # killed: nothing had the chance to mark it
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr
+    assert "resumed" in p.stderr
+    out = json.loads(p.stdout)
+    with sqlite3.connect(db) as con:
+        rows = con.execute("select source_hash, step from nodes").fetchall()
+        evals = con.execute("select count(*) from evaluations").fetchone()[0]
+        runs = con.execute("select count(*), max(status) from runs").fetchone()
+    assert out["evaluations"] == 7 == len(rows) == evals
+    assert len({h for h, _ in rows}) == 7 and sorted(s for _, s in rows) == list(range(1, 8))
+    assert runs == (1, "done")
+
+
+def test_export_dispatches_per_case_and_is_correct(greedy_run, cpu_evaluator, tmp_path):
+    runs, out, _ = greedy_run
+    exported = tmp_path / "exported.py"
+    p = subprocess.run(
+        [sys.executable, "-m", "kernelevolve", "export", out["run"], "--runs-dir", str(runs), "--out", str(exported)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert p.returncode == 0, p.stderr
+    text = exported.read_text()
+    assert "_DISPATCH" in text and "| case | shape | kernel | speedup |" in text
+    result = cpu_evaluator.evaluate(load_problem(PROBLEM), exported, trials=2)
+    assert result.status is Status.OK, result.reason
+    assert all(c.correct for c in result.cases) and len(result.cases) == 2
+
+
+def test_runs_and_show_list_the_run(greedy_run):
+    runs, out, _ = greedy_run
+    p = subprocess.run(
+        [sys.executable, "-m", "kernelevolve", "runs", "--runs-dir", str(runs)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "COLUMNS": "200"},
+    )
+    assert out["run"] in p.stdout and "greedy" in p.stdout and "done" in p.stdout
+    p = subprocess.run(
+        [sys.executable, "-m", "kernelevolve", "show", out["run"], "--runs-dir", str(runs)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "COLUMNS": "200"},
+    )
+    assert p.returncode == 0 and "lineage of the best" in p.stdout
+    p = subprocess.run(
+        [sys.executable, "-m", "kernelevolve", "show", "nope", "--runs-dir", str(runs)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert p.returncode == 2 and "no run 'nope'" in p.stderr

@@ -1,0 +1,127 @@
+"""The tune operator with each strategy against exhaustive grid search, on a GPU (docs/benchmarks/search.md).
+
+1. Evaluates every configuration of the seed's TUNABLES (108 for the Triton GEMM) through the harness.
+2. Runs the search driver once per strategy, each in a fresh store (no evaluation shared with the grid or
+   another strategy), with a budget of a quarter of the grid.
+3. Reports each strategy's best fitness against the grid's best (target: within 5%) and the driver's
+   evaluations per minute.
+
+    python benchmarks/tune_vs_grid.py --out tune_vs_grid.json [--grid-only | --search-only GRID_JSON]
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import math
+import random
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from kernelevolve.eval.evaluator import Evaluator  # noqa: E402
+from kernelevolve.operators import tune  # noqa: E402
+from kernelevolve.problem.problem import load_problem, source_hash  # noqa: E402
+from kernelevolve.search.driver import Driver, SearchConfig  # noqa: E402
+from kernelevolve.search.strategies import STRATEGIES, make_strategy  # noqa: E402
+from kernelevolve.store.store import Store  # noqa: E402
+
+HERE = ROOT / "benchmarks" / "tune_vs_grid"
+
+
+def grid(problem, seed_source: str, target: str, out: dict) -> None:
+    tunables = tune.find_tunables(seed_source)
+    names = sorted(tunables)
+    configs = list(itertools.product(*(tunables[n].choices for n in names)))
+    out["grid"] = []
+    t0 = time.monotonic()
+    with Evaluator(target, prestart=True) as ev, tempfile.TemporaryDirectory() as tmp:
+        for i, values in enumerate(configs):
+            params = dict(zip(names, values))
+            path = Path(tmp) / f"c{i}.py"
+            path.write_text(tune.apply(seed_source, params))
+            r = ev.evaluate(problem, path, trials=1, compile_baseline=False)
+            out["grid"].append({"params": params, "status": r.status.value, "fitness": r.fitness})
+            print(f"grid {i + 1}/{len(configs)} {params} {r.status.value} {r.fitness}", flush=True)
+    out["grid_minutes"] = (time.monotonic() - t0) / 60
+
+
+def search(problem, seed_source: str, target: str, out: dict, strategies: list[str], fraction: float) -> None:
+    budget = math.ceil(fraction * len(out["grid"]))
+    out["budget"] = budget
+    out["search"] = {}
+    for name in strategies:
+        with tempfile.TemporaryDirectory() as tmp:
+            store = Store(tmp)
+            run = store.create_run(
+                problem_path=str(problem.path),
+                problem_hash=problem.hash,
+                platform=target,
+                config={"strategy": name},
+                config_hash=name,
+                budget=budget,
+            )
+            rng = random.Random(0)
+            with Evaluator(target, prestart=True) as ev:
+                driver = Driver(
+                    store,
+                    run,
+                    problem,
+                    seed_source,
+                    make_strategy(name, rng),
+                    [ev],
+                    SearchConfig(budget=budget, trials=1, compile_baseline=False),
+                    rng,
+                )
+                t0 = time.monotonic()
+                reason = driver.run_search()
+                minutes = (time.monotonic() - t0) / 60
+            best = driver.graph.best()
+            out["search"][name] = {
+                "best_fitness": best.fitness if best else None,
+                "best_params": best.params if best else None,
+                "nodes": len(driver.graph),
+                "minutes": minutes,
+                "evals_per_minute": len(driver.graph) / minutes,
+                "stop_reason": reason,
+            }
+            print(f"search {name}: {out['search'][name]}", flush=True)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--target", default="cuda")
+    ap.add_argument("--out", type=Path, default=Path("tune_vs_grid.json"))
+    ap.add_argument("--fraction", type=float, default=0.25)
+    ap.add_argument("--strategies", default=",".join(STRATEGIES))
+    ap.add_argument("--grid-only", action="store_true")
+    ap.add_argument("--search-only", type=Path, help="a JSON written by an earlier --grid-only run")
+    args = ap.parse_args()
+    problem = load_problem(HERE / "matmul_problem.py")
+    seed_source = (HERE / "matmul_triton.py").read_text()
+    out = json.loads(args.search_only.read_text()) if args.search_only else {}
+    out.update(date=time.strftime("%Y-%m-%d"), seed_hash=source_hash(seed_source))
+    if not args.search_only:
+        grid(problem, seed_source, args.target, out)
+        args.out.write_text(json.dumps(out, indent=1))
+    if not args.grid_only:
+        search(problem, seed_source, args.target, out, args.strategies.split(","), args.fraction)
+        args.out.write_text(json.dumps(out, indent=1))
+        best_grid = max((g["fitness"] or 0) for g in out["grid"])
+        print(f"\n| strategy | best fitness | of grid best ({best_grid:.3f}) | nodes | evals/min |")
+        print("|---|---|---|---|---|")
+        for name, s in out["search"].items():
+            ratio = (s["best_fitness"] or 0) / best_grid if best_grid else 0
+            print(
+                f"| {name} | {s['best_fitness'] or 0:.3f} | {100 * ratio:.1f}% | {s['nodes']} "
+                f"| {s['evals_per_minute']:.1f} |"
+            )
+
+
+if __name__ == "__main__":
+    main()

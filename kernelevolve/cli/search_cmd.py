@@ -116,6 +116,7 @@ def optimize_command(
     baseline: Baseline = typer.Option(Baseline.eager, help="the baseline fitness is measured against"),
     no_compile_baseline: bool = typer.Option(False, "--no-compile-baseline", help="skip the torch.compile baseline"),
     rng_seed: int = typer.Option(0, "--rng-seed", help="seed of the strategy's and operator's choices"),
+    devices: str = typer.Option("0", help="GPU indices to evaluate on, one worker each (e.g. 0,1,2,3)"),
 ) -> None:
     """Search for a faster kernel, starting from --seed; resumable at any point."""
     store = _open_store(runs_dir, db)
@@ -181,11 +182,15 @@ def optimize_command(
         compile_baseline=None if config["compile_baseline"] else False,
         timeout_s=timeout,
     )
-    evaluator = Evaluator(config["target"], timeout_s=timeout, prestart=True)
+    try:
+        indices = [int(d) for d in devices.split(",")] if config["target"] != "cpu" else [0]
+    except ValueError:
+        raise usage_error(f"--devices must be comma-separated GPU indices, not {devices!r}") from None
+    evaluators = [Evaluator(config["target"], timeout_s=timeout, prestart=True, device_index=i) for i in indices]
     console = Console(stderr=True)
     try:
         with _display(console) as update:
-            driver = Driver(store, run, prob, seed_source, strat, [evaluator], search, rng, on_update=update)
+            driver = Driver(store, run, prob, seed_source, strat, evaluators, search, rng, on_update=update)
             reason = driver.run_search()
     except ProblemError as e:
         raise usage_error(str(e)) from None
@@ -193,7 +198,8 @@ def optimize_command(
         err.print(f"interrupted; continue with: kernelevolve optimize --resume {run.id} --runs-dir {runs_dir}")
         raise typer.Exit(130) from None
     finally:
-        evaluator.close()
+        for ev in evaluators:
+            ev.close()
     err.print(f"stopped: {reason}", highlight=False)
     graph = Graph.from_store(store.nodes(run.id))
     best = graph.best()

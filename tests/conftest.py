@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,9 @@ ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures"
 CANDIDATES = FIXTURES / "candidates"
 EXAMPLES = ROOT / "examples"
+
+# The fake LLM servers listen on 127.0.0.1: never route them through a proxy a CI machine may set.
+os.environ["NO_PROXY"] = os.environ["no_proxy"] = "127.0.0.1,localhost"
 
 
 def has_cuda() -> bool:

@@ -92,6 +92,30 @@ def _summary(store: Store, run: Run, console: Console, top: int = 5) -> None:
         console.print(f"lineage of the best: {lineage}", highlight=False)
 
 
+def _llm_operator(
+    specs: list[str], base_url: str | None, prices: Path | None, store: Store, problem, target: str, timeout: float
+):
+    """The universal operator over the ensemble the --llm specs name; usage errors for bad specs."""
+    from kernelevolve.llm.base import LLMError
+    from kernelevolve.llm.pricing import PriceTable
+    from kernelevolve.llm.registry import Ensemble, make_client, parse_spec
+    from kernelevolve.operators.universal import UniversalOperator
+    from kernelevolve.platforms import get_platform
+
+    try:
+        table = PriceTable.load(prices)
+        clients = []
+        for spec in specs:
+            provider, model, weight = parse_spec(spec)
+            clients.append((make_client(provider, model, base_url=base_url, timeout_s=timeout, store=store), weight))
+        unpriced = [c.name for c, _ in clients if not table.priced(c.name)]
+        if unpriced:
+            err.print(f"note: no price for {', '.join(unpriced)}: its cost is counted as 0 (see --prices)")
+        return UniversalOperator(Ensemble(clients, random.Random(0)), problem, get_platform(target), prices=table)
+    except (LLMError, ValueError) as e:
+        raise usage_error(str(e)) from None
+
+
 def _config_hash(config: dict) -> str:
     keyed = {k: v for k, v in config.items() if k not in ("budget", "time_s", "stall", "target_speedup")}
     return hashlib.sha256(json.dumps(keyed, sort_keys=True).encode()).hexdigest()[:16]
@@ -100,7 +124,7 @@ def _config_hash(config: dict) -> str:
 @app.command("optimize")
 def optimize_command(
     problem: Path | None = typer.Argument(None, help="problem file (not needed with --resume)"),
-    seed: Path | None = typer.Option(None, "--seed", help="starting kernel (a candidate file)"),
+    seed: Path | None = typer.Option(None, "--seed", help="starting kernel (a candidate file); needed without --llm"),
     strategy: str = typer.Option("greedy", help=f"search strategy: {', '.join(STRATEGIES)}"),
     budget: int = typer.Option(20, min=1, help="nodes in the run, the seed included"),
     time_limit: float | None = typer.Option(None, "--time", help="search wall-time limit in seconds"),
@@ -117,40 +141,69 @@ def optimize_command(
     no_compile_baseline: bool = typer.Option(False, "--no-compile-baseline", help="skip the torch.compile baseline"),
     rng_seed: int = typer.Option(0, "--rng-seed", help="seed of the strategy's and operator's choices"),
     devices: str = typer.Option("0", help="GPU indices to evaluate on, one worker each (e.g. 0,1,2,3)"),
+    llm: list[str] = typer.Option(
+        [],
+        "--llm",
+        envvar="KERNELEVOLVE_LLM",
+        help="PROVIDER:MODEL[=WEIGHT], repeatable (an ensemble): openai, anthropic, vllm, sglang, ollama, "
+        "lmstudio, or replay:RUN",
+    ),
+    llm_base_url: str | None = typer.Option(
+        None, "--llm-base-url", envvar="KERNELEVOLVE_LLM_BASE_URL", help="endpoint of an OpenAI-compatible server"
+    ),
+    max_cost: float | None = typer.Option(None, "--max-cost", help="stop when LLM calls have cost this many USD"),
+    prices: Path | None = typer.Option(None, "--prices", help="JSON price table (USD per million tokens)"),
+    draft_steps: int = typer.Option(3, help="LLM steps that draft independent kernels before refining"),
+    dry_run: bool = typer.Option(False, "--dry-run", help="write the first prompt to a file and exit"),
 ) -> None:
-    """Search for a faster kernel, starting from --seed; resumable at any point."""
+    """Search for a faster kernel from --seed (tune operator) and/or with an LLM; resumable at any point."""
     store = _open_store(runs_dir, db)
     if resume:
         run = store.get_run(resume)
         if run is None:
             raise usage_error(f"no run {resume!r} in {store.url}; `kernelevolve runs` lists them")
         config = json.loads(run.config)
-        problem_path, seed_path = Path(config["problem"]), Path(config["seed"])
+        problem_path = Path(config["problem"])
+        seed_path = Path(config["seed"]) if config.get("seed") else None
+        llm = llm or config.get("llm", [])
     else:
-        if problem is None or seed is None:
-            raise usage_error("optimize needs PROBLEM and --seed KERNEL (or --resume RUN)")
+        if problem is None:
+            raise usage_error("optimize needs PROBLEM (or --resume RUN)")
+        if seed is None and not llm:
+            raise usage_error("without an LLM (--llm) the search needs a starting kernel: --seed KERNEL")
         problem_path, seed_path = problem, seed
     try:
         prob = load_problem(problem_path)
     except ProblemError as e:
         raise usage_error(str(e)) from None
-    if not seed_path.is_file():
+    if seed_path is not None and not seed_path.is_file():
         raise usage_error(f"{seed_path}: no such seed kernel")
-    seed_source = seed_path.read_text()
+    seed_source = seed_path.read_text() if seed_path is not None else None
+    tgt = config["target"] if resume else (target.value if target else None) or default_target()
+    operator = _llm_operator(llm, llm_base_url, prices, store, prob, tgt, timeout) if llm else None
+    if dry_run:
+        path = runs_dir / f"prompt-{prob.name}.md"
+        if operator is None:
+            raise usage_error("--dry-run shows the LLM's first prompt: give --llm")
+        messages = operator.messages(None)
+        path.write_text("\n\n".join(f"## {m.role}\n\n{m.content}" for m in messages))
+        err.print(f"wrote the first prompt to {path}; nothing was called")
+        raise typer.Exit(0)
     if not resume:
         if strategy not in STRATEGIES:
             raise usage_error(f"unknown strategy {strategy!r}: choose one of {', '.join(STRATEGIES)}")
         config = {
             "problem": str(prob.path),
             "problem_hash": prob.hash,
-            "seed": str(seed_path.resolve()),
-            "seed_hash": source_hash(seed_source),
-            "target": (target.value if target else None) or default_target(),
+            "seed": str(seed_path.resolve()) if seed_path else None,
+            "seed_hash": source_hash(seed_source) if seed_source else None,
+            "target": tgt,
             "strategy": strategy,
             "trials": trials,
             "baseline": baseline.value,
             "compile_baseline": not no_compile_baseline,
             "rng_seed": rng_seed,
+            "llm": sorted(llm),
         }
     config.update(budget=budget, time_s=time_limit, stall=stall, target_speedup=target_speedup)
     chash = _config_hash(config)
@@ -168,7 +221,8 @@ def optimize_command(
     else:
         store.update_run(run.id, config=json.dumps(config, sort_keys=True))
         what = f"run {run.id} resumed ({len(store.nodes(run.id))} nodes stored)"
-    err.print(f"{what}; no LLM configured: using the tune operator only", highlight=False)
+    using = f"LLM {', '.join(llm)} and the tune operator" if llm else "no LLM configured: using the tune operator only"
+    err.print(f"{what}; {using}", highlight=False)
 
     rng = random.Random(f"{config['rng_seed']}:{len(store.nodes(run.id))}")
     strat = make_strategy(config["strategy"], rng, json.loads(run.strategy_state or "{}"))
@@ -177,6 +231,8 @@ def optimize_command(
         time_s=time_limit,
         stall=stall,
         target_speedup=target_speedup,
+        max_cost=max_cost,
+        draft_steps=draft_steps,
         trials=config["trials"],
         baseline=config["baseline"],
         compile_baseline=None if config["compile_baseline"] else False,
@@ -190,7 +246,9 @@ def optimize_command(
     console = Console(stderr=True)
     try:
         with _display(console) as update:
-            driver = Driver(store, run, prob, seed_source, strat, evaluators, search, rng, on_update=update)
+            driver = Driver(
+                store, run, prob, seed_source, strat, evaluators, search, rng, on_update=update, llm=operator
+            )
             reason = driver.run_search()
     except ProblemError as e:
         raise usage_error(str(e)) from None
@@ -215,6 +273,8 @@ def optimize_command(
             "best_speedup": best.speedup if best else None,
             "best_node": best.id if best else None,
             "best_kernel": str(store.path(best_row.kernel_path).resolve()) if best_row else None,
+            "llm_calls": sum(int(u["calls"]) for u in store.llm_usage(run.id).values()),
+            "llm_cost": sum(u["cost"] for u in store.llm_usage(run.id).values()),
         }
         sys.stdout.write(json.dumps(out) + "\n")
     else:
@@ -256,6 +316,29 @@ def show_command(
         highlight=False,
     )
     _summary(store, run, Console(), top)
+    usage = store.llm_usage(run.id)
+    if usage:
+        table = Table(
+            "model",
+            "calls",
+            "failed",
+            "prompt tokens",
+            "completion tokens",
+            "cost USD",
+            "mean latency s",
+            title="LLM calls",
+        )
+        for model, u in usage.items():
+            table.add_row(
+                model or "(unreached)",
+                str(int(u["calls"])),
+                str(int(u["failed"])),
+                str(int(u["prompt_tokens"])),
+                str(int(u["completion_tokens"])),
+                f"{u['cost']:.4f}",
+                f"{u['latency_s'] / u['calls']:.2f}",
+            )
+        Console().print(table)
 
 
 @app.command("export")

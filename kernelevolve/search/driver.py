@@ -1,8 +1,9 @@
 """The asynchronous search driver: select -> propose -> evaluate -> store -> observe, until a stop rule.
 
-Proposals are generated in the event loop; evaluations run in threads, one evaluator (one worker process
-at a time) per device, so generation never holds a device. Several proposals stay in flight. Every
-finished evaluation is committed before the strategy sees it; a crash loses only what was in flight.
+The strategy selects in the event loop; each step (an LLM call in a thread, or the tune operator, then
+the evaluation in a thread) runs as a task, several in flight, one evaluator per device, so generation
+never holds a device. Every finished step is committed before the strategy sees it; a crash loses only
+what was in flight.
 """
 
 from __future__ import annotations
@@ -16,15 +17,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kernelevolve.eval.evaluator import Evaluator
-from kernelevolve.eval.result import EvalResult
+from kernelevolve.eval.result import EvalResult, Status
 from kernelevolve.operators import tune
+from kernelevolve.operators.universal import ParentContext, Proposed, UniversalOperator
 from kernelevolve.problem.problem import Problem, source_hash
 from kernelevolve.search.graph import Graph, GraphNode
-from kernelevolve.search.strategies import Strategy
+from kernelevolve.search.strategies import Selection, Strategy
 from kernelevolve.store.models import Run
-from kernelevolve.store.store import NodeRecord, Store
+from kernelevolve.store.store import LLMCallRecord, NodeRecord, Store
 
 MAX_PROPOSAL_TRIES = 25
+MAX_LLM_FAILURES = 3  # consecutive calls that reached no model: stop and say why
 
 
 @dataclass
@@ -33,7 +36,10 @@ class SearchConfig:
     time_s: float | None = None  # search wall time over all sessions of the run
     stall: int | None = None  # stop after this many nodes without a better best
     target_speedup: float | None = None
+    max_cost: float | None = None  # USD of LLM calls over the run
     max_inflight: int | None = None  # default: devices + 1
+    draft_steps: int = 3  # LLM steps that write independent kernels from the problem alone
+    tune_p: float = 0.25  # with an LLM: share of steps given to the tune operator when the parent has tunables
     trials: int = 3
     baseline: str = "eager"
     compile_baseline: bool | None = None
@@ -51,6 +57,18 @@ class Proposal:
 
 
 @dataclass
+class StepOutcome:
+    proposal: Proposal | None
+    result: EvalResult | None = None
+    wall_s: float = 0.0
+    reused_from: int | None = None
+    llm: Proposed | None = None
+    llm_seq: int = 0
+    parents: list[int] = field(default_factory=list)  # what an LLM step was asked to improve
+    note: str = ""  # why a step produced no node
+
+
+@dataclass
 class Progress:
     """What the display shows; the driver updates it and calls `on_update`."""
 
@@ -62,6 +80,7 @@ class Progress:
     best_node: int | None = None
     elapsed_s: float = 0.0
     time_s: float | None = None
+    cost: float = 0.0
     message: str = ""
 
 
@@ -71,12 +90,13 @@ class Driver:
         store: Store,
         run: Run,
         problem: Problem,
-        seed_source: str,
+        seed_source: str | None,
         strategy: Strategy,
         evaluators: list[Evaluator],
         config: SearchConfig,
         rng: random.Random,
         on_update: Callable[[Progress], None] | None = None,
+        llm: UniversalOperator | None = None,
     ):
         self.store = store
         self.run = run
@@ -86,10 +106,19 @@ class Driver:
         self.evaluators = evaluators
         self.config = config
         self.rng = rng
+        self.llm = llm
+        self.replay = _replay_client(llm)
         self.on_update = on_update or (lambda p: None)
         self.graph = Graph.from_store(store.nodes(run.id))
         self.sources: dict[int, str] = {}
         self.inflight_hashes: set[str] = set()
+        self.inflight_drafts = 0
+        calls = store.llm_calls(run.id)
+        self.llm_seq = max((c["seq"] for c in calls), default=0)
+        self.cost = sum(c["cost"] for c in calls)
+        self.llm_failures = 0
+        self.last_llm_error = ""
+        self.replay_ids: dict[int, int] = {}  # recorded node id -> node id in this run
         self.progress = Progress(budget=config.budget, time_s=config.time_s)
         self.stop_reason = ""
         self._started = time.monotonic()
@@ -107,18 +136,18 @@ class Driver:
             self.sources[node_id] = self.store.path(row.kernel_path).read_text()
         return self.sources[node_id]
 
+    def _inflight(self) -> int:
+        return len(self._tasks)
+
     def _stalled(self) -> bool:
-        if not self.config.stall:
-            return False
         best = self.graph.best()
-        if best is None:
+        if not self.config.stall or best is None:
             return False
-        since = len(self.graph.order) - self.graph.order.index(best.id) - 1
-        return since >= self.config.stall
+        return len(self.graph.order) - self.graph.order.index(best.id) - 1 >= self.config.stall
 
     def _should_stop(self) -> str:
         best = self.graph.best()
-        if len(self.graph) + len(self.inflight_hashes) >= self.config.budget:
+        if len(self.graph) + self._inflight() >= self.config.budget:
             return f"budget of {self.config.budget} nodes reached"
         if self.config.time_s is not None and self._elapsed() >= self.config.time_s:
             return f"time limit of {self.config.time_s:g} s reached"
@@ -126,11 +155,17 @@ class Driver:
             return f"no improvement in {self.config.stall} nodes"
         if self.config.target_speedup and best and (best.speedup or 0) >= self.config.target_speedup:
             return f"target speedup {self.config.target_speedup:g}x reached"
+        if self.config.max_cost is not None and self.cost >= self.config.max_cost:
+            return f"LLM cost budget of ${self.config.max_cost:g} reached (${self.cost:.4f} spent)"
+        if self.llm_failures >= MAX_LLM_FAILURES:
+            return f"the LLM failed {self.llm_failures} times in a row: {self.last_llm_error}"
+        if self.replay is not None and self.replay.remaining() == 0:
+            return "replay: every recorded response has been served"
         return ""
 
     def _refresh(self, message: str = "") -> None:
         p = self.progress
-        p.nodes, p.inflight, p.elapsed_s = len(self.graph), len(self.inflight_hashes), self._elapsed()
+        p.nodes, p.inflight, p.elapsed_s, p.cost = len(self.graph), self._inflight(), self._elapsed(), self.cost
         p.statuses = Counter(n.status for n in self.graph.nodes.values())
         best = self.graph.best()
         p.best_fitness, p.best_node = (best.fitness, best.id) if best else (None, None)
@@ -138,15 +173,36 @@ class Driver:
             p.message = message
         self.on_update(p)
 
-    # ---- proposing ----
+    def _known(self) -> set[str]:
+        return {n.source_hash for n in self.graph.nodes.values()} | self.inflight_hashes
 
-    def _propose(self) -> Proposal | None:
-        """A new, never-seen candidate from the strategy's selection and the tune operator."""
-        known = {n.source_hash for n in self.graph.nodes.values()} | self.inflight_hashes
-        for _ in range(MAX_PROPOSAL_TRIES):
-            selection = self.strategy.select(self.graph)
-            if selection is None:
+    # ---- choosing the next step ----
+
+    def _next_step(self) -> tuple[str, Selection | None] | None:
+        """('draft', None) | ('llm', selection) | ('tune', selection), or None when nothing can be proposed."""
+        if self.replay is not None:
+            recorded = self.replay.peek_parents()
+            if recorded is None:
                 return None
+            parents = [self.replay_ids.get(p, p) for p in recorded]
+            return ("llm", Selection(parents)) if parents else ("draft", None)
+        if self.llm is not None:
+            drafts = sum(1 for n in self.graph.nodes.values() if n.operator == "llm-draft") + self.inflight_drafts
+            if drafts < self.config.draft_steps or self.graph.best() is None:
+                return "draft", None
+        selection = self.strategy.select(self.graph)
+        if selection is None:
+            return None
+        if self.llm is None:
+            return "tune", selection
+        tunable = _has_tunables(self._source(selection.parents[0]))
+        return ("tune" if tunable and self.rng.random() < self.config.tune_p else "llm"), selection
+
+    def _tune(self, selection: Selection) -> Proposal | None:
+        known = self._known()
+        for attempt in range(MAX_PROPOSAL_TRIES):
+            if attempt:
+                selection = self.strategy.select(self.graph) or selection
             sources = [self._source(p) for p in selection.parents]
             try:
                 if len(sources) == 2:
@@ -167,15 +223,57 @@ class Driver:
                 return Proposal(source, h, operator, params, selection.parents, selection.island)
         return None
 
-    # ---- evaluating ----
+    def _parent_context(self, node_id: int) -> ParentContext:
+        node = self.graph.nodes[node_id]
+        lineage = []
+        for a in self.graph.ancestors(node_id)[1:6]:
+            an = self.graph.nodes[a]
+            r = self.store.evaluation(a)
+            lineage.append(
+                {
+                    "id": a,
+                    "operator": an.operator,
+                    "status": an.status,
+                    "fitness": an.fitness,
+                    "reason": (r.reason[:200] if r else ""),
+                }
+            )
+        return ParentContext(node_id, node.operator, self._source(node_id), self.store.evaluation(node_id), lineage)
 
-    async def _evaluate(
-        self, proposal: Proposal, free: asyncio.Queue
-    ) -> tuple[Proposal, EvalResult, float, int | None]:
+    # ---- steps ----
+
+    async def _llm_step(self, selection: Selection | None, free: asyncio.Queue, seq: int) -> StepOutcome:
+        parent = self._parent_context(selection.parents[0]) if selection else None
+        draft_index = sum(1 for n in self.graph.nodes.values() if n.operator == "llm-draft") + 1
+        proposed = await asyncio.to_thread(self.llm.propose, parent, draft_index=draft_index)
+        operator = "llm" if selection else "llm-draft"
+        parents = selection.parents[:1] if selection else []
+        if proposed.response is None:  # the model could not be reached
+            return StepOutcome(None, llm=proposed, llm_seq=seq, parents=parents, note=proposed.error)
+        if proposed.source is None:  # unusable: recorded as a failed proposal, its reason fed back
+            text = proposed.response.text
+            result = EvalResult(status=Status.REJECTED, correct=False, reason=proposed.error).finalize()
+            proposal = Proposal(text, source_hash(text + proposed.error), operator, {}, parents)
+            if proposal.source_hash in self._known():
+                return StepOutcome(None, llm=proposed, llm_seq=seq, parents=parents, note="duplicate unusable response")
+            return StepOutcome(proposal, result=result, llm=proposed, llm_seq=seq)
+        h = source_hash(proposed.source)
+        if h in self._known():
+            return StepOutcome(
+                None, llm=proposed, llm_seq=seq, parents=parents, note="duplicate: the model returned a known kernel"
+            )
+        params = tune.current_values(proposed.source) if _has_tunables(proposed.source) else {}
+        proposal = Proposal(proposed.source, h, operator, params, parents, selection.island if selection else 0)
+        self.inflight_hashes.add(h)
+        outcome = await self._evaluate(proposal, free)
+        outcome.llm, outcome.llm_seq, outcome.parents = proposed, seq, parents
+        return outcome
+
+    async def _evaluate(self, proposal: Proposal, free: asyncio.Queue) -> StepOutcome:
         reused = self.store.find_evaluated(self.problem.hash, self.run.platform, proposal.source_hash)
         if reused is not None:  # evaluated before, in this or another run: never twice
             node, result = reused
-            return proposal, result, 0.0, node.id
+            return StepOutcome(proposal, result, 0.0, node.id)
         self._pending.mkdir(parents=True, exist_ok=True)
         path = self._pending / f"{proposal.source_hash}.py"
         path.write_text(proposal.source)
@@ -190,12 +288,43 @@ class Driver:
                 baseline=self.config.baseline,
                 compile_baseline=self.config.compile_baseline,
             )
-            return proposal, result, time.monotonic() - t0, None
+            return StepOutcome(proposal, result, time.monotonic() - t0)
         finally:
             free.put_nowait(evaluator)
             path.unlink(missing_ok=True)
 
-    def _commit(self, proposal: Proposal, result: EvalResult, wall_s: float, reused_from: int | None) -> GraphNode:
+    def _commit(self, outcome: StepOutcome) -> GraphNode | None:
+        llm_call = None
+        if outcome.llm is not None:
+            r = outcome.llm.response
+            self.cost += r.cost if r else 0.0
+            if r is None:
+                self.llm_failures += 1
+                self.last_llm_error = outcome.note
+            else:
+                self.llm_failures = 0
+            status = "error" if r is None else ("unusable" if outcome.llm.source is None else "ok")
+            if outcome.note.startswith("duplicate"):
+                status = "duplicate"
+            parents = outcome.proposal.parents if outcome.proposal else outcome.parents
+            llm_call = LLMCallRecord(
+                seq=outcome.llm_seq,
+                model=r.model if r else "",
+                parents=parents,
+                prompt=outcome.llm.prompt,
+                response=r.text if r else outcome.note,
+                prompt_tokens=r.prompt_tokens if r else 0,
+                completion_tokens=r.completion_tokens if r else 0,
+                cost=r.cost if r else 0.0,
+                latency_s=r.latency_s if r else 0.0,
+                outcome=status,
+            )
+            if outcome.proposal is None:
+                self.store.add_llm_call(self.run.id, llm_call)
+                return None
+            if outcome.result is not None and self.llm is not None:
+                self.llm.feedback(outcome.llm, outcome.result.correct)
+        proposal, result = outcome.proposal, outcome.result
         node = GraphNode(
             id=-1,
             parents=proposal.parents,
@@ -216,9 +345,10 @@ class Driver:
             params=proposal.params,
             parents=proposal.parents,
             result=result,
-            wall_s=wall_s,
+            wall_s=outcome.wall_s,
             island=proposal.island,
-            reused_from=reused_from,
+            reused_from=outcome.reused_from,
+            llm_call=llm_call,
         )
         row = self.store.add_node(
             self.run.id, record, strategy_state=self.strategy.state, visit_updates=updates, elapsed_s=self._elapsed()
@@ -226,46 +356,77 @@ class Driver:
         node.id = row.id
         self.graph.add(node)
         self.sources[node.id] = proposal.source
+        if self.replay is not None and outcome.llm is not None and outcome.llm.response is not None:
+            recorded = outcome.llm.response.extra.get("node_id")
+            if recorded is not None:
+                self.replay_ids[recorded] = node.id
         return node
 
     async def _search(self) -> str:
         free: asyncio.Queue = asyncio.Queue()
         for ev in self.evaluators:
             free.put_nowait(ev)
-        if not self.graph.nodes:
+        self._tasks: set[asyncio.Task] = set()
+        if not self.graph.nodes and self.seed_source is not None:
             params = tune.current_values(self.seed_source) if _has_tunables(self.seed_source) else {}
             seed = Proposal(self.seed_source, source_hash(self.seed_source), "seed", params, [])
             self._refresh("evaluating the seed kernel")
-            self._commit(*await self._evaluate(seed, free))
-        if self.graph.best() is None:
+            self._seed_commit(await self._evaluate(seed, free))
+        if self.llm is None and self.graph.best() is None:
             seed = self.graph.nodes[self.graph.order[0]]
             return f"the seed kernel is not correct ({seed.status}); fix it before searching"
-        max_inflight = self.config.max_inflight or len(self.evaluators) + 1
-        tasks: set[asyncio.Task] = set()
+        max_inflight = 1 if self.replay is not None else self.config.max_inflight or len(self.evaluators) + 1
         reason = ""
         while True:
-            while not reason and len(tasks) < max_inflight:
+            while not reason and len(self._tasks) < max_inflight:
                 reason = self._should_stop()
                 if reason:
                     break
-                proposal = self._propose()
-                if proposal is None:
-                    reason = (
-                        self.stop_reason
-                        or f"search space exhausted: no new candidate in {MAX_PROPOSAL_TRIES} proposals"
-                    )
+                step = self._next_step()
+                if step is None:
+                    reason = self.stop_reason or "search space exhausted: nothing new to propose"
                     break
-                self.inflight_hashes.add(proposal.source_hash)
-                tasks.add(asyncio.create_task(self._evaluate(proposal, free)))
+                kind, selection = step
+                if kind == "tune":
+                    proposal = self._tune(selection)
+                    if proposal is None:
+                        reason = (
+                            self.stop_reason
+                            or f"search space exhausted: no new candidate in {MAX_PROPOSAL_TRIES} proposals"
+                        )
+                        break
+                    self.inflight_hashes.add(proposal.source_hash)
+                    task = asyncio.create_task(self._evaluate(proposal, free))
+                else:
+                    self.llm_seq += 1
+                    self.inflight_drafts += kind == "draft"
+                    task = asyncio.create_task(self._llm_step(selection, free, self.llm_seq))
+                    task.draft = kind == "draft"  # type: ignore[attr-defined]
+                self._tasks.add(task)
                 self._refresh()
-            if not tasks:
+            if not self._tasks:
                 return reason
-            done, tasks = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+            done, self._tasks = await asyncio.wait(self._tasks, return_when=asyncio.FIRST_COMPLETED)
             for task in done:
-                proposal, result, wall, reused = task.result()
-                self.inflight_hashes.discard(proposal.source_hash)
-                node = self._commit(proposal, result, wall, reused)
-                self._refresh(f"node {node.id}: {node.status}" + (f" {node.fitness:.3f}" if node.fitness else ""))
+                self.inflight_drafts -= getattr(task, "draft", False)
+                outcome = task.result()
+                if outcome.proposal is not None:
+                    self.inflight_hashes.discard(outcome.proposal.source_hash)
+                node = self._commit(outcome)
+                if node is None:
+                    self._refresh(f"LLM step produced no candidate: {outcome.note[:120]}")
+                else:
+                    self._refresh(
+                        f"node {node.id} ({node.operator}): {node.status}"
+                        + (f" {node.fitness:.3f}" if node.fitness else "")
+                    )
+
+    def _seed_commit(self, outcome: StepOutcome) -> None:
+        node = self._commit(outcome)
+        if self.replay is not None and node is not None:
+            recorded_seed = self.replay.seed_node()
+            if recorded_seed is not None:
+                self.replay_ids[recorded_seed] = node.id
 
     def run_search(self) -> str:
         """Run until a stop rule; returns why it stopped. The run's status is updated in the store."""
@@ -285,3 +446,12 @@ def _has_tunables(source: str) -> bool:
         return bool(tune.find_tunables(source))
     except (tune.TuneError, SyntaxError):
         return False
+
+
+def _replay_client(llm: UniversalOperator | None):
+    if llm is None:
+        return None
+    from kernelevolve.llm.replay import ReplayClient
+
+    clients = [a.client for a in llm.ensemble.arms]
+    return clients[0] if len(clients) == 1 and isinstance(clients[0], ReplayClient) else None

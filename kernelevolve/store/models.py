@@ -96,6 +96,8 @@ class LLMCall(Base):
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     run_id: Mapped[str] = mapped_column(ForeignKey("runs.id"), index=True)
     node_id: Mapped[int | None] = mapped_column(ForeignKey("nodes.id"), nullable=True)
+    seq: Mapped[int] = mapped_column(Integer, default=0)  # order the calls were made in (replay serves it)
+    parents: Mapped[str] = mapped_column(Text, default="[]")  # JSON: the node ids the prompt was built on
     model: Mapped[str] = mapped_column(String(128))
     prompt_tokens: Mapped[int] = mapped_column(Integer, default=0)
     completion_tokens: Mapped[int] = mapped_column(Integer, default=0)

@@ -18,13 +18,27 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import selectinload, sessionmaker
 
 from kernelevolve.eval.result import EvalResult
-from kernelevolve.store.models import Base, Edge, Evaluation, Node, Run
+from kernelevolve.store.models import Base, Edge, Evaluation, LLMCall, Node, Run
 
 DB_NAME = "kernelevolve.db"
 
 
 class StoreError(Exception):
     """The store cannot be opened or written (bad URL, read-only or full disk)."""
+
+
+@dataclass
+class LLMCallRecord:
+    seq: int
+    model: str
+    parents: list[int]
+    prompt: str
+    response: str
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float = 0.0
+    latency_s: float = 0.0
+    outcome: str = ""  # ok | error | unusable | duplicate | evaluated
 
 
 @dataclass
@@ -40,6 +54,7 @@ class NodeRecord:
     wall_s: float = 0.0
     island: int = 0
     reused_from: int | None = None
+    llm_call: LLMCallRecord | None = None
 
 
 class Store:
@@ -202,11 +217,78 @@ class Store:
                 other = s.get(Node, node_id)
                 other.visits += visits
                 other.value_sum += value
+            if record.llm_call is not None:
+                s.add(self._llm_row(run_id, record.llm_call, node.id))
             run = s.get(Run, run_id)
             run.strategy_state = json.dumps(strategy_state, sort_keys=True)
             if elapsed_s is not None:
                 run.elapsed_s = elapsed_s
         return node
+
+    def add_llm_call(self, run_id: str, call: LLMCallRecord) -> None:
+        """A call that produced no node (failed, unusable or duplicate response), recorded on its own."""
+        with self.session() as s, s.begin():
+            s.add(self._llm_row(run_id, call, None))
+
+    def _llm_row(self, run_id: str, call: LLMCallRecord, node_id: int | None) -> LLMCall:
+        folder = self.runs_dir / run_id / "llm"
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            (folder / f"{call.seq:05d}-prompt.md").write_text(call.prompt)
+            (folder / f"{call.seq:05d}-response.md").write_text(call.response)
+        except OSError as e:
+            raise StoreError(f"cannot write the LLM transcript under {folder}: {e}") from e
+        rel = Path(run_id) / "llm"
+        return LLMCall(
+            run_id=run_id,
+            node_id=node_id,
+            seq=call.seq,
+            parents=json.dumps(call.parents),
+            model=call.model,
+            prompt_tokens=call.prompt_tokens,
+            completion_tokens=call.completion_tokens,
+            cost=call.cost,
+            latency_s=call.latency_s,
+            outcome=call.outcome,
+            prompt_path=str(rel / f"{call.seq:05d}-prompt.md"),
+            response_path=str(rel / f"{call.seq:05d}-response.md"),
+        )
+
+    def llm_calls(self, run_id: str) -> list[dict[str, Any]]:
+        with self.session() as s:
+            rows = s.scalars(select(LLMCall).where(LLMCall.run_id == run_id).order_by(LLMCall.seq)).all()
+            return [
+                {
+                    "seq": r.seq,
+                    "node_id": r.node_id,
+                    "parents": json.loads(r.parents),
+                    "model": r.model,
+                    "prompt_tokens": r.prompt_tokens,
+                    "completion_tokens": r.completion_tokens,
+                    "cost": r.cost,
+                    "latency_s": r.latency_s,
+                    "outcome": r.outcome,
+                    "prompt_path": r.prompt_path,
+                    "response_path": r.response_path,
+                }
+                for r in rows
+            ]
+
+    def llm_usage(self, run_id: str) -> dict[str, dict[str, float]]:
+        """Per model: calls, tokens, cost, latency."""
+        usage: dict[str, dict[str, float]] = {}
+        for c in self.llm_calls(run_id):
+            u = usage.setdefault(
+                c["model"],
+                {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0, "cost": 0.0, "latency_s": 0.0, "failed": 0},
+            )
+            u["calls"] += 1
+            u["prompt_tokens"] += c["prompt_tokens"]
+            u["completion_tokens"] += c["completion_tokens"]
+            u["cost"] += c["cost"]
+            u["latency_s"] += c["latency_s"]
+            u["failed"] += c["outcome"] in ("error", "unusable")
+        return usage
 
     def _write_artifacts(self, run_id: str, record: NodeRecord) -> tuple[str, str, str]:
         """Files named by source hash: rewriting after a crash before the commit is harmless."""

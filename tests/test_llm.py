@@ -257,3 +257,65 @@ def test_optimize_command_with_llm_dry_run_and_run(tmp_path):
     assert p.returncode == 0, p.stderr
     out = json.loads(p.stdout)
     assert out["llm_calls"] >= 2 and out["best_fitness"] and "LLM vllm:fake-coder" in p.stderr
+
+
+class ScriptedClient:
+    """A deterministic test double: answers from a list, records what it was sent."""
+
+    name = model = "scripted:model"
+
+    def __init__(self, *texts: str):
+        self.texts = list(texts)
+        self.seen: list[list[Message]] = []
+
+    def complete(self, messages, **kw):
+        from kernelevolve.llm.base import LLMResponse
+
+        self.seen.append(list(messages))
+        return LLMResponse(self.texts.pop(0), self.model, prompt_tokens=10, completion_tokens=5)
+
+
+def test_agent_reads_edits_checks_and_submits():
+    from kernelevolve.operators.agent import run_agent
+
+    parent = (
+        "import torch\nimport torch.nn as nn\n\n\nclass ModelNew(nn.Module):\n    def forward(self, x):\n"
+        "        return x.clamp_min(0.0)\n"
+    )
+    checks = []
+    client = ScriptedClient(
+        "READ", EDIT, "<<<<<<< SEARCH\nnot in the file\n=======\nx\n>>>>>>> REPLACE", "CHECK", "SUBMIT"
+    )
+    result = run_agent(
+        client,
+        [Message("system", "s"), Message("user", "task")],
+        parent,
+        check=lambda s: checks.append(s) or "ok: builds",
+        budget=6,
+    )
+    assert result.error == "" and "torch.where" in result.source
+    observations = [m.content for m in result.transcript if m.role == "user"][1:]
+    assert "   7 |         return x.clamp_min(0.0)" in observations[0]
+    assert observations[1].startswith("applied (edit)")
+    assert observations[2].startswith("not applied:") and "did not match" in observations[2]
+    assert observations[3].startswith("ok: builds") and checks == [result.source]
+    assert len(result.responses) == 5 and "[2 commands left]" in observations[3]
+    # a budget that runs out submits the current file; no change at all is an error
+    result = run_agent(ScriptedClient("READ", "READ"), [Message("user", "t")], parent, check=str, budget=2)
+    assert result.source is None and "no change" in result.error
+
+
+def test_agentic_search_step_with_a_real_check(tmp_path, cpu_evaluator):
+    store = Store(tmp_path)
+    with FakeLLMServer("openai") as server:
+        server.push(Reply(CORRECT), Reply("CHECK"), Reply("SUBMIT"))
+        op = _operator(server)
+        op.agent_budget = 4
+        driver = _driver(store, op, cpu_evaluator, budget=1)
+        driver.run_search()
+    (node,) = store.nodes(driver.run.id)
+    assert node.status == "ok" and node.operator == "llm-draft"
+    (call,) = store.llm_calls(driver.run.id)
+    assert call["prompt_tokens"] == 300 and call["outcome"] == "ok"
+    transcript = store.path(call["prompt_path"]).read_text()
+    assert "ok: the file parses, imports and builds" in transcript

@@ -155,6 +155,10 @@ def optimize_command(
     prices: Path | None = typer.Option(None, "--prices", help="JSON price table (USD per million tokens)"),
     draft_steps: int = typer.Option(3, help="LLM steps that draft independent kernels before refining"),
     dry_run: bool = typer.Option(False, "--dry-run", help="write the first prompt to a file and exit"),
+    agent: bool = typer.Option(
+        False, "--agent", help="agentic mode: the model reads, edits and checks before submitting"
+    ),
+    agent_budget: int = typer.Option(8, help="with --agent: commands per step"),
 ) -> None:
     """Search for a faster kernel from --seed (tune operator) and/or with an LLM; resumable at any point."""
     store = _open_store(runs_dir, db)
@@ -181,6 +185,8 @@ def optimize_command(
     seed_source = seed_path.read_text() if seed_path is not None else None
     tgt = config["target"] if resume else (target.value if target else None) or default_target()
     operator = _llm_operator(llm, llm_base_url, prices, store, prob, tgt, timeout) if llm else None
+    if operator is not None and agent:
+        operator.agent_budget = agent_budget
     if dry_run:
         path = runs_dir / f"prompt-{prob.name}.md"
         if operator is None:

@@ -51,6 +51,10 @@ class Proposed:
     arm: Any = None  # the ensemble member that answered, credited after evaluation
 
 
+def _render(messages: list[Message]) -> str:
+    return "\n\n".join(f"## {m.role}\n\n{m.content}" for m in messages)
+
+
 def shape_cases_literal(source: str) -> list[dict[str, Any]]:
     try:
         for node in ast.parse(source).body:
@@ -71,6 +75,7 @@ class UniversalOperator:
         prices: PriceTable | None = None,
         max_tokens: int = 8192,
         temperature: float = 0.7,
+        agent_budget: int = 0,
     ):
         self.ensemble = ensemble
         self.problem = problem
@@ -78,6 +83,7 @@ class UniversalOperator:
         self.prices = prices or PriceTable()
         self.max_tokens = max_tokens
         self.temperature = temperature
+        self.agent_budget = agent_budget  # > 0: agentic mode, that many commands per step
 
     def messages(
         self,
@@ -145,12 +151,14 @@ class UniversalOperator:
         }
 
     def propose(self, parent: ParentContext | None, **prompt_kw: Any) -> Proposed:
-        """One call. Never raises for a bad response or an unreachable model: the failure is in `error`."""
+        """One step. Never raises for a bad response or an unreachable model: the failure is in `error`."""
         from kernelevolve.operators.edits import EditError, apply_response
 
         messages = self.messages(parent, **prompt_kw)
-        prompt = "\n\n".join(f"## {m.role}\n\n{m.content}" for m in messages)
         arm = self.ensemble.choose()
+        if self.agent_budget > 0:
+            return self._agent_step(arm, messages, parent)
+        prompt = _render(messages)
         try:
             response = arm.client.complete(messages, max_tokens=self.max_tokens, temperature=self.temperature)
         except LLMError as e:
@@ -163,6 +171,37 @@ class UniversalOperator:
             self.ensemble.record(arm, response.cost, False)
             return Proposed(response, prompt, error=f"unusable response: {e}", arm=arm)
         return Proposed(response, prompt, source=source, kind=kind, arm=arm)
+
+    def _agent_step(self, arm: Any, messages: list[Message], parent: ParentContext | None) -> Proposed:
+        """The agent loop; recorded as one call whose response is the submitted file (so replay serves it)."""
+        from kernelevolve.operators.agent import run_agent
+        from kernelevolve.operators.check import fast_check
+
+        result = run_agent(
+            arm.client,
+            messages,
+            parent.source if parent else None,
+            check=lambda source: fast_check(source, self.platform.name),
+            budget=self.agent_budget,
+            max_tokens=self.max_tokens,
+            temperature=self.temperature,
+        )
+        prompt = _render(result.transcript)
+        if not result.responses:
+            self.ensemble.record(arm, 0.0, False)
+            return Proposed(None, prompt, error=result.error)
+        response = LLMResponse(
+            text=f"```python\n{result.source.rstrip()}\n```\n" if result.source else result.error,
+            model=result.responses[0].model,
+            prompt_tokens=sum(r.prompt_tokens for r in result.responses),
+            completion_tokens=sum(r.completion_tokens for r in result.responses),
+            latency_s=sum(r.latency_s for r in result.responses),
+        )
+        response.cost = self.prices.cost(response.model, response.prompt_tokens, response.completion_tokens)
+        if result.source is None:
+            self.ensemble.record(arm, response.cost, False)
+            return Proposed(response, prompt, error=f"unusable response: {result.error}", arm=arm)
+        return Proposed(response, prompt, source=result.source, kind="agent", arm=arm)
 
     def feedback(self, proposed: Proposed, correct: bool) -> None:
         """After evaluation: credit the model that wrote the candidate (adaptive ensemble choice)."""

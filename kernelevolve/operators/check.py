@@ -1,0 +1,61 @@
+"""The agent's fast check: does the file parse, import and build (C++/CUDA extensions), without timing?
+
+Runs in its own process under a timeout, like any candidate code. Triton kernels compile at their first
+launch, so their compile errors show in the evaluation, not here.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from kernelevolve.platforms import get_platform
+
+PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])
+
+
+def fast_check(source: str, target: str, timeout_s: float = 180.0) -> str:
+    """'ok: ...' or what failed, worded for the model."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "kernel.py"
+        path.write_text(source)
+        env = {**os.environ, **get_platform(target).worker_env()}
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (PACKAGE_ROOT, env.get("PYTHONPATH")) if p)
+        try:
+            p = subprocess.run(
+                [sys.executable, "-m", "kernelevolve.operators.check", str(path)],
+                capture_output=True,
+                text=True,
+                timeout=timeout_s,
+                env=env,
+                start_new_session=True,
+            )
+        except subprocess.TimeoutExpired:
+            return f"check failed: importing the file took more than {timeout_s:g} s"
+        lines = [ln for ln in p.stdout.splitlines() if ln.startswith("{")]
+        if p.returncode == 0 and lines:
+            return json.loads(lines[-1])["message"]
+        tail = (p.stderr or p.stdout)[-1500:]
+        return f"check failed: the checking process exited with status {p.returncode}:\n{tail}"
+
+
+def _main(path: str) -> None:
+    from kernelevolve.eval.candidate import CandidateLoadError, detect_languages, load_candidate
+    from kernelevolve.platforms import extension_cache
+
+    extension_cache.install()
+    source = Path(path).read_text()
+    try:
+        load_candidate(path)
+        message = f"ok: the file parses, imports and builds ({', '.join(detect_languages(source))}); not yet run"
+    except CandidateLoadError as e:
+        message = f"check failed: {e}"
+    print(json.dumps({"message": message}), flush=True)
+
+
+if __name__ == "__main__":
+    _main(sys.argv[1])

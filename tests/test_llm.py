@@ -161,9 +161,10 @@ def test_search_with_an_llm_records_everything_and_replays(tmp_path, cpu_evaluat
             Reply("I am sorry, I cannot write kernels."),  # draft 3: unusable
             HTTPStatus(429),
             Reply(EDIT),  # refine: rate limited once, then an edit of the best node
-            Reply(BROKEN),  # refine: a runtime error
+            Delay(3.0, Reply("too late")),
+            Reply(BROKEN),  # refine: timed out once, then a runtime error
         )
-        driver = _driver(store, _operator(server), cpu_evaluator, budget=5)
+        driver = _driver(store, _operator(server, timeout_s=1.0), cpu_evaluator, budget=5)
         reason = driver.run_search()
     assert reason == "budget of 5 nodes reached"
     nodes = store.nodes(driver.run.id)

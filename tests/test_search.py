@@ -210,3 +210,44 @@ def test_runs_and_show_list_the_run(greedy_run):
         timeout=120,
     )
     assert p.returncode == 2 and "no run 'nope'" in p.stderr
+
+
+def test_warm_start_takes_the_earlier_runs_best_kernel_for_a_similar_problem(greedy_run, tmp_path):
+    runs, first, _ = greedy_run
+    similar = tmp_path / "transpose_small.py"
+    similar.write_text(
+        PROBLEM.read_text().replace(
+            'SHAPE_CASES = [{"N": 2048}, {"N": 1000}]', 'SHAPE_CASES = [{"N": 1024}, {"N": 600}]'
+        )
+    )
+    cmd = [
+        sys.executable,
+        "-m",
+        "kernelevolve",
+        "optimize",
+        str(similar),
+        "--seed",
+        str(SEED),
+        "--target",
+        "cpu",
+        "--runs-dir",
+        str(runs),
+        "--trials",
+        "1",
+        "--budget",
+        "3",
+        "--json",
+    ]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr
+    assert f"warm start: run {first['run']}'s best kernel (node {first['best_node']}" in p.stderr
+    out = json.loads(p.stdout)
+    with sqlite3.connect(runs / "kernelevolve.db") as con:
+        ops = con.execute(
+            "select operator, kernel_path from nodes where run_id = ? order by step", (out["run"],)
+        ).fetchall()
+    assert [o for o, _ in ops][:2] == ["seed", "warm-start"]
+    assert (runs / ops[1][1]).read_text() == open(first["best_kernel"]).read()
+    with sqlite3.connect(runs / "kernelevolve.db") as con:
+        config = json.loads(con.execute("select config from runs where id = ?", (first["run"],)).fetchone()[0])
+    assert config["lessons"] and config["lessons"][0]["gain"] > 1  # what worked was distilled

@@ -15,6 +15,7 @@ from rich.console import Console
 from rich.live import Live
 from rich.table import Table
 
+from kernelevolve.agents import lessons
 from kernelevolve.cli.common import Baseline, Target, app, err, usage_error
 from kernelevolve.eval.evaluator import Evaluator
 from kernelevolve.platforms import default_target
@@ -159,6 +160,9 @@ def optimize_command(
         False, "--agent", help="agentic mode: the model reads, edits and checks before submitting"
     ),
     agent_budget: int = typer.Option(8, help="with --agent: commands per step"),
+    warm_start: bool = typer.Option(
+        True, "--warm-start/--no-warm-start", help="start from the best kernels of similar earlier problems"
+    ),
 ) -> None:
     """Search for a faster kernel from --seed (tune operator) and/or with an LLM; resumable at any point."""
     store = _open_store(runs_dir, db)
@@ -210,6 +214,7 @@ def optimize_command(
             "compile_baseline": not no_compile_baseline,
             "rng_seed": rng_seed,
             "llm": sorted(llm),
+            "signature": lessons.signature(prob.source),
         }
     config.update(budget=budget, time_s=time_limit, stall=stall, target_speedup=target_speedup)
     chash = _config_hash(config)
@@ -249,11 +254,30 @@ def optimize_command(
     except ValueError:
         raise usage_error(f"--devices must be comma-separated GPU indices, not {devices!r}") from None
     evaluators = [Evaluator(config["target"], timeout_s=timeout, prestart=True, device_index=i) for i in indices]
+    past = []
+    if warm_start and not store.nodes(run.id):
+        past = lessons.similar_best(store, prob.source, config["target"], exclude_run=run.id)
+        for k in past:
+            err.print(
+                f"warm start: run {k.run_id}'s best kernel (node {k.node_id}, {k.problem}, fitness "
+                f"{k.fitness:.3f}, similarity {k.similarity:.2f})",
+                highlight=False,
+            )
     console = Console(stderr=True)
     try:
         with _display(console) as update:
             driver = Driver(
-                store, run, prob, seed_source, strat, evaluators, search, rng, on_update=update, llm=operator
+                store,
+                run,
+                prob,
+                seed_source,
+                strat,
+                evaluators,
+                search,
+                rng,
+                on_update=update,
+                llm=operator,
+                warm_start=past,
             )
             reason = driver.run_search()
     except ProblemError as e:

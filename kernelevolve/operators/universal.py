@@ -37,6 +37,8 @@ class ParentContext:
     source: str
     result: EvalResult | None
     lineage: list[dict[str, Any]] = field(default_factory=list)  # ancestors: id, operator, status, fitness, reason
+    analysis: dict[str, Any] | None = None  # the memory agent's analysis of this node
+    history: list[dict[str, Any]] = field(default_factory=list)  # the node and its ancestors, with strategies
 
 
 @dataclass

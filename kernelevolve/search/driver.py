@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from kernelevolve.agents import lessons, memory
 from kernelevolve.eval.evaluator import Evaluator
 from kernelevolve.eval.result import EvalResult, Status
 from kernelevolve.operators import tune
@@ -97,6 +98,7 @@ class Driver:
         rng: random.Random,
         on_update: Callable[[Progress], None] | None = None,
         llm: UniversalOperator | None = None,
+        warm_start: list | None = None,
     ):
         self.store = store
         self.run = run
@@ -119,6 +121,8 @@ class Driver:
         self.llm_failures = 0
         self.last_llm_error = ""
         self.replay_ids: dict[int, int] = {}  # recorded node id -> node id in this run
+        self.knowledge = _knowledge_base() if llm is not None else None
+        self.warm_start = list(warm_start or [])  # lessons.PastKernel: best kernels of similar earlier problems
         self.progress = Progress(budget=config.budget, time_s=config.time_s)
         self.stop_reason = ""
         self._started = time.monotonic()
@@ -226,9 +230,11 @@ class Driver:
     def _parent_context(self, node_id: int) -> ParentContext:
         node = self.graph.nodes[node_id]
         lineage = []
-        for a in self.graph.ancestors(node_id)[1:6]:
+        for a in self.graph.ancestors(node_id)[:6]:
             an = self.graph.nodes[a]
             r = self.store.evaluation(a)
+            analysis = self.store.analysis(a) or {}
+            parent = self.graph.nodes.get(an.parents[0]) if an.parents else None
             lineage.append(
                 {
                     "id": a,
@@ -236,16 +242,73 @@ class Driver:
                     "status": an.status,
                     "fitness": an.fitness,
                     "reason": (r.reason[:200] if r else ""),
+                    "strategy": analysis.get("strategy", ""),
+                    "parent_fitness": parent.fitness if parent else None,
                 }
             )
-        return ParentContext(node_id, node.operator, self._source(node_id), self.store.evaluation(node_id), lineage)
+        return ParentContext(
+            node_id,
+            node.operator,
+            self._source(node_id),
+            self.store.evaluation(node_id),
+            lineage[1:],
+            analysis=self.store.analysis(node_id),
+            history=lineage,
+        )
+
+    def _analysis(self, outcome: StepOutcome) -> dict[str, Any]:
+        """The memory agent's analysis of a finished step, stored with its node."""
+        analysis = memory.analyse(-1, outcome.result, bandwidth_gbs=memory.known_bandwidth(outcome.result.device))
+        data = analysis.to_dict()
+        proposal = outcome.proposal
+        if outcome.llm is not None and outcome.llm.response is not None:
+            data["strategy"] = memory.strategy_of(outcome.llm.response.text)
+        elif proposal.operator in ("tune", "crossover") and proposal.parents:
+            before = self.graph.nodes[proposal.parents[0]].params
+            changed = {k: v for k, v in proposal.params.items() if before.get(k) != v}
+            data["strategy"] = f"{proposal.operator}: " + ", ".join(f"{k}={v}" for k, v in sorted(changed.items()))
+        return data
+
+    def _prompt_context(self, parent: ParentContext | None) -> dict[str, Any]:
+        """Directives from the memory agent and knowledge from deep search, for the operator's prompt."""
+        analysis = (
+            memory.Analysis(**{k: v for k, v in parent.analysis.items() if k in memory.Analysis.__annotations__})
+            if parent and parent.analysis
+            else None
+        )
+        failed = memory.failed_strategies(parent.history) if parent else []
+        directives = memory.directives(analysis, failed)
+        phase = (
+            "draft" if parent is None else ("debug" if analysis and analysis.bottleneck == "correctness" else "refine")
+        )
+        query = " ".join(
+            [
+                self.problem.name,
+                analysis.summary if analysis else "",
+                analysis.bottleneck if analysis else "",
+                " ".join(analysis.advice) if analysis else "",
+                phase,
+            ]
+        )
+        knowledge = []
+        if parent is None:
+            for past in self.warm_start[:1]:
+                knowledge.append(
+                    f"### The best kernel of a similar earlier problem ({past.problem}, fitness "
+                    f"{past.fitness:.3f}); adapt it, do not copy blindly\n\n```python\n{past.source}\n```"
+                )
+        if self.knowledge is not None:
+            for sn in self.knowledge.search(query, platform=self.run.platform, phase=phase, budget_tokens=1200):
+                knowledge.append(f"### {sn.path}: {sn.heading}\n\n{sn.text}")
+        return {"directives": directives, "knowledge": knowledge}
 
     # ---- steps ----
 
     async def _llm_step(self, selection: Selection | None, free: asyncio.Queue, seq: int) -> StepOutcome:
         parent = self._parent_context(selection.parents[0]) if selection else None
         draft_index = sum(1 for n in self.graph.nodes.values() if n.operator == "llm-draft") + 1
-        proposed = await asyncio.to_thread(self.llm.propose, parent, draft_index=draft_index)
+        context = self._prompt_context(parent)
+        proposed = await asyncio.to_thread(self.llm.propose, parent, draft_index=draft_index, **context)
         operator = "llm" if selection else "llm-draft"
         parents = selection.parents[:1] if selection else []
         if proposed.response is None:  # the model could not be reached
@@ -349,6 +412,7 @@ class Driver:
             island=proposal.island,
             reused_from=outcome.reused_from,
             llm_call=llm_call,
+            analysis=self._analysis(outcome),
         )
         row = self.store.add_node(
             self.run.id, record, strategy_state=self.strategy.state, visit_updates=updates, elapsed_s=self._elapsed()
@@ -372,6 +436,14 @@ class Driver:
             seed = Proposal(self.seed_source, source_hash(self.seed_source), "seed", params, [])
             self._refresh("evaluating the seed kernel")
             self._seed_commit(await self._evaluate(seed, free))
+        if not any(n.operator == "warm-start" for n in self.graph.nodes.values()):
+            for past in self.warm_start:
+                h = source_hash(past.source)
+                if h in self._known():
+                    continue
+                params = tune.current_values(past.source) if _has_tunables(past.source) else {}
+                self._refresh(f"warm start: evaluating run {past.run_id}'s best kernel (node {past.node_id})")
+                self._commit(await self._evaluate(Proposal(past.source, h, "warm-start", params, []), free))
         if self.llm is None and self.graph.best() is None:
             seed = self.graph.nodes[self.graph.order[0]]
             return f"the seed kernel is not correct ({seed.status}); fix it before searching"
@@ -437,6 +509,7 @@ class Driver:
             self.store.update_run(self.run.id, status="interrupted", elapsed_s=self._elapsed())
             raise
         self.store.update_run(self.run.id, status="done", stop_reason=reason, elapsed_s=self._elapsed())
+        lessons.distill(self.store, self.run.id)
         self._refresh(reason)
         return reason
 
@@ -446,6 +519,15 @@ def _has_tunables(source: str) -> bool:
         return bool(tune.find_tunables(source))
     except (tune.TuneError, SyntaxError):
         return False
+
+
+def _knowledge_base():
+    from kernelevolve.agents.retrieval import KnowledgeBase
+
+    try:
+        return KnowledgeBase()
+    except (FileNotFoundError, ValueError):
+        return None
 
 
 def _replay_client(llm: UniversalOperator | None):

@@ -90,6 +90,15 @@ class Evaluation(Base):
     created: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 
+class NodeAnalysis(Base):
+    """The memory agent's analysis of a node's evaluation (JSON), committed with the node."""
+
+    __tablename__ = "analyses"
+
+    node_id: Mapped[int] = mapped_column(ForeignKey("nodes.id"), primary_key=True)
+    data: Mapped[str] = mapped_column(Text)
+
+
 class LLMCall(Base):
     __tablename__ = "llm_calls"
 

@@ -18,7 +18,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import selectinload, sessionmaker
 
 from kernelevolve.eval.result import EvalResult
-from kernelevolve.store.models import Base, Edge, Evaluation, LLMCall, Node, Run
+from kernelevolve.store.models import Base, Edge, Evaluation, LLMCall, Node, NodeAnalysis, Run
 
 DB_NAME = "kernelevolve.db"
 
@@ -55,6 +55,7 @@ class NodeRecord:
     island: int = 0
     reused_from: int | None = None
     llm_call: LLMCallRecord | None = None
+    analysis: dict[str, Any] | None = None
 
 
 class Store:
@@ -219,11 +220,18 @@ class Store:
                 other.value_sum += value
             if record.llm_call is not None:
                 s.add(self._llm_row(run_id, record.llm_call, node.id))
+            if record.analysis is not None:
+                s.add(NodeAnalysis(node_id=node.id, data=json.dumps({**record.analysis, "node_id": node.id})))
             run = s.get(Run, run_id)
             run.strategy_state = json.dumps(strategy_state, sort_keys=True)
             if elapsed_s is not None:
                 run.elapsed_s = elapsed_s
         return node
+
+    def analysis(self, node_id: int) -> dict[str, Any] | None:
+        with self.session() as s:
+            row = s.get(NodeAnalysis, node_id)
+            return json.loads(row.data) if row else None
 
     def add_llm_call(self, run_id: str, call: LLMCallRecord) -> None:
         """A call that produced no node (failed, unusable or duplicate response), recorded on its own."""

@@ -1,0 +1,153 @@
+"""Deep search over the knowledge base: two stages.
+
+1. The index (`index.md`, a table of path | platform | arch | bottleneck | phase | summary) narrows the
+   documents to those for this platform and architecture, bottleneck and phase ("any" matches all).
+2. BM25 (bm25s) ranks sections of the selected documents against the query; the best sections are
+   returned, whole, within a token budget.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+KNOWLEDGE_ROOT = Path(__file__).resolve().parents[1] / "knowledge"
+CHARS_PER_TOKEN = 4  # a rough, conservative ratio for English and code
+
+# Architectures a target platform may have, for stage 1 (the platform's own arch, when known, comes first).
+PLATFORM_ARCHS = {"cuda": ("ampere", "hopper", "blackwell"), "rocm": ("cdna3",), "cpu": ("x86",)}
+
+
+@dataclass(frozen=True)
+class Entry:
+    path: str
+    platform: str
+    arch: str
+    bottleneck: str
+    phase: str
+    summary: str
+
+
+@dataclass(frozen=True)
+class Snippet:
+    path: str
+    heading: str
+    text: str
+    score: float
+
+
+def _cells(line: str) -> list[str]:
+    return [c.strip().strip("`") for c in line.strip().strip("|").split("|")]
+
+
+def parse_index(text: str) -> list[Entry]:
+    """The rows of the index table; the header row names the columns (any order, case-insensitive)."""
+    rows = [ln for ln in text.splitlines() if ln.strip().startswith("|")]
+    if len(rows) < 2:
+        return []
+    header = [h.lower() for h in _cells(rows[0])]
+    need = ("path", "platform", "arch", "bottleneck", "phase", "summary")
+    if not all(n in header for n in need):
+        raise ValueError(f"index.md: the table needs the columns {', '.join(need)}; found {', '.join(header)}")
+    out = []
+    for row in rows[1:]:
+        cells = _cells(row)
+        if len(cells) != len(header) or set(cells[0]) <= set("-: "):
+            continue
+        values = dict(zip(header, cells))
+        out.append(Entry(*(values[n] for n in need)))
+    return out
+
+
+def _matches(value: str, wanted: str | None) -> bool:
+    if wanted is None:
+        return True
+    options = {v.strip().lower() for v in value.split(",")}
+    return "any" in options or wanted.lower() in options or not value.strip()
+
+
+def _sections(path: Path) -> list[tuple[str, str]]:
+    """A document cut at its headings: (heading, text)."""
+    text = path.read_text()
+    parts = re.split(r"(?m)^(?=#{1,3} )", text)
+    out = []
+    for part in parts:
+        if not part.strip():
+            continue
+        heading = part.splitlines()[0].lstrip("#").strip() if part.startswith("#") else path.stem
+        out.append((heading, part.strip()))
+    return out
+
+
+class KnowledgeBase:
+    def __init__(self, root: Path = KNOWLEDGE_ROOT):
+        self.root = root
+        index = root / "index.md"
+        if not index.is_file():
+            raise FileNotFoundError(f"no knowledge-base index at {index}")
+        self.entries = parse_index(index.read_text())
+
+    def select(
+        self,
+        platform: str | None = None,
+        arch: str | None = None,
+        bottleneck: str | None = None,
+        phase: str | None = None,
+    ) -> list[Entry]:
+        """Stage 1: documents for this platform (and architecture), bottleneck and phase."""
+        out = []
+        for e in self.entries:
+            if not _matches(e.platform, platform) or not _matches(e.bottleneck, bottleneck):
+                continue
+            if not _matches(e.phase, phase):
+                continue
+            if arch is not None and not _matches(e.arch, arch):
+                continue
+            if arch is None and platform in PLATFORM_ARCHS and e.arch.strip().lower() not in ("", "any"):
+                if not any(_matches(e.arch, a) for a in PLATFORM_ARCHS[platform]):
+                    continue
+            if (self.root / e.path).is_file():
+                out.append(e)
+        return out
+
+    def search(
+        self,
+        query: str,
+        *,
+        platform: str | None = None,
+        arch: str | None = None,
+        bottleneck: str | None = None,
+        phase: str | None = None,
+        budget_tokens: int = 1500,
+        k: int = 8,
+    ) -> list[Snippet]:
+        """Stage 2: BM25 over the sections of the selected documents, best first, within the token budget."""
+        import bm25s
+
+        entries = self.select(platform, arch, bottleneck, phase) or self.select(platform, arch)
+        corpus: list[tuple[str, str, str]] = []
+        for e in entries:
+            corpus.extend((e.path, h, t) for h, t in _sections(self.root / e.path))
+        if not corpus or not query.strip():
+            return []
+        retriever = bm25s.BM25()
+        retriever.index(
+            bm25s.tokenize([f"{h}\n{t}" for _, h, t in corpus], stopwords="en", show_progress=False),
+            show_progress=False,
+        )
+        tokens = bm25s.tokenize([query], stopwords="en", show_progress=False)
+        if not tokens.vocab:
+            return []
+        docs, scores = retriever.retrieve(tokens, k=min(k, len(corpus)), show_progress=False)
+        out, used = [], 0
+        for i, score in zip(docs[0], scores[0]):
+            if score <= 0:
+                continue
+            path, heading, text = corpus[int(i)]
+            cost = len(text) // CHARS_PER_TOKEN + 1
+            if used + cost > budget_tokens:
+                continue
+            used += cost
+            out.append(Snippet(path, heading, text, float(score)))
+        return out

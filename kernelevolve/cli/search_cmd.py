@@ -55,7 +55,7 @@ def _progress_table(p: Progress) -> Table:
 
 
 @contextmanager
-def _display(console: Console) -> Iterator[Callable[[Progress], None]]:
+def display(console: Console) -> Iterator[Callable[[Progress], None]]:
     """A live panel on a terminal; elsewhere (logs, CI) one line per finished node."""
     if console.is_terminal:
         with Live(console=console, auto_refresh=False) as live:
@@ -93,7 +93,7 @@ def _summary(store: Store, run: Run, console: Console, top: int = 5) -> None:
         console.print(f"lineage of the best: {lineage}", highlight=False)
 
 
-def _llm_operator(
+def llm_operator(
     specs: list[str], base_url: str | None, prices: Path | None, store: Store, problem, target: str, timeout: float
 ):
     """The universal operator over the ensemble the --llm specs name; usage errors for bad specs."""
@@ -188,7 +188,7 @@ def optimize_command(
         raise usage_error(f"{seed_path}: no such seed kernel")
     seed_source = seed_path.read_text() if seed_path is not None else None
     tgt = config["target"] if resume else (target.value if target else None) or default_target()
-    operator = _llm_operator(llm, llm_base_url, prices, store, prob, tgt, timeout) if llm else None
+    operator = llm_operator(llm, llm_base_url, prices, store, prob, tgt, timeout) if llm else None
     if operator is not None and agent:
         operator.agent_budget = agent_budget
     if dry_run:
@@ -265,7 +265,7 @@ def optimize_command(
             )
     console = Console(stderr=True)
     try:
-        with _display(console) as update:
+        with display(console) as update:
             driver = Driver(
                 store,
                 run,

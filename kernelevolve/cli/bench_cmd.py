@@ -1,0 +1,162 @@
+"""`kernelevolve bench`: a suite in, a reproducible results table out."""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+from kernelevolve.cli.common import Baseline, Target, app, err, usage_error
+from kernelevolve.cli.search_cmd import RUNS_DIR, llm_operator
+from kernelevolve.eval.evaluator import Evaluator
+from kernelevolve.platforms import default_target
+from kernelevolve.problem.problem import ProblemError, load_problem
+from kernelevolve.search.driver import Driver, SearchConfig
+from kernelevolve.search.graph import Graph
+from kernelevolve.search.strategies import STRATEGIES, make_strategy
+from kernelevolve.store.store import Store
+from kernelevolve.suites.bench import BenchItem, BenchRow, SuiteError, discover, kernelbench, markdown, row_from
+
+
+@app.command("bench")
+def bench_command(
+    suite: str = typer.Argument(..., help="a folder of <name>/problem.py, a glob, 'ranking', or 'kernelbench'"),
+    path: Path | None = typer.Option(None, "--path", help="kernelbench: the KernelBench checkout"),
+    level: int = typer.Option(1, help="kernelbench: the level"),
+    problems: str | None = typer.Option(None, "--problems", help="kernelbench: ids, e.g. 1-20,25"),
+    no_search: bool = typer.Option(False, "--no-search", help="evaluate the seed kernels only"),
+    budget: int = typer.Option(10, min=1, help="nodes per problem when searching"),
+    strategy: str = typer.Option("greedy", help=f"search strategy: {', '.join(STRATEGIES)}"),
+    llm: list[str] = typer.Option([], "--llm", envvar="KERNELEVOLVE_LLM", help="PROVIDER:MODEL, repeatable"),
+    llm_base_url: str | None = typer.Option(None, "--llm-base-url", envvar="KERNELEVOLVE_LLM_BASE_URL"),
+    target: Target | None = typer.Option(None, help="cpu, cuda or rocm; default cuda when a GPU is present"),
+    out: Path = typer.Option(Path("bench"), "--out", help="folder for results.json and results.md"),
+    runs_dir: Path = RUNS_DIR,
+    trials: int = typer.Option(3, min=1),
+    timeout: float = typer.Option(300.0, help="per-evaluation limit in seconds"),
+    baseline: Baseline = typer.Option(Baseline.eager),
+) -> None:
+    """Evaluate (or optimize) every problem of a suite; a failing problem is reported, not fatal."""
+    tgt = (target.value if target else None) or default_target()
+    try:
+        items = kernelbench(path, level, problems) if suite == "kernelbench" and path else discover(suite, tgt)
+    except SuiteError as e:
+        raise usage_error(str(e)) from None
+    if suite == "kernelbench" and path is None:
+        raise usage_error("bench kernelbench needs --path to a KernelBench checkout")
+    if no_search and any(i.seed is None for i in items) and not llm:
+        missing = ", ".join(i.name for i in items if i.seed is None)
+        err.print(f"note: no seed kernel for {missing}; they are reported as not evaluated")
+    if not no_search and not llm and all(i.seed is None for i in items):
+        raise usage_error("these problems have no seed kernels: searching them needs an LLM (--llm)")
+    out.mkdir(parents=True, exist_ok=True)
+    store = Store(runs_dir)
+    rows: list[BenchRow] = []
+    started = time.strftime("%Y-%m-%d %H:%M")
+    with (
+        Evaluator(tgt, timeout_s=timeout, prestart=True) as evaluator,
+        Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            TextColumn("{task.completed}/{task.total}"),
+            TimeElapsedColumn(),
+            console=Console(stderr=True),
+        ) as progress,
+    ):
+        task = progress.add_task("bench", total=len(items))
+        for item in items:
+            progress.update(task, description=f"{item.name}")
+            try:
+                rows.append(
+                    _one(
+                        item,
+                        store,
+                        evaluator,
+                        tgt,
+                        no_search=no_search,
+                        budget=budget,
+                        strategy=strategy,
+                        llm=llm,
+                        llm_base_url=llm_base_url,
+                        trials=trials,
+                        timeout=timeout,
+                        baseline=baseline.value,
+                    )
+                )
+            except (ProblemError, OSError) as e:
+                rows.append(BenchRow(item.name, "problem_error", False, reason=str(e)))
+            r = rows[-1]
+            progress.console.print(
+                f"{item.name}: {r.status}"
+                + (f" {r.speedup_eager:.2f}x" if r.speedup_eager else "")
+                + (f" ({r.reason[:100]})" if r.reason and not r.correct else ""),
+                highlight=False,
+            )
+            progress.advance(task)
+    header = (
+        f"# {suite} on {tgt}: {'seeds only' if no_search else f'search, budget {budget}, {strategy}'}\n\n"
+        f"{started}; `kernelevolve bench {suite}{' --no-search' if no_search else ''} --target {tgt}`"
+    )
+    (out / "results.json").write_text(
+        json.dumps({"suite": suite, "target": tgt, "date": started, "rows": [asdict(r) for r in rows]}, indent=1)
+    )
+    text = markdown(rows, header)
+    (out / "results.md").write_text(text)
+    Console(soft_wrap=True).print(text, markup=False, highlight=False)
+    err.print(f"wrote {out / 'results.json'} and {out / 'results.md'}")
+
+
+def _one(
+    item: BenchItem,
+    store: Store,
+    evaluator: Evaluator,
+    target: str,
+    *,
+    no_search: bool,
+    budget: int,
+    strategy: str,
+    llm: list[str],
+    llm_base_url: str | None,
+    trials: int,
+    timeout: float,
+    baseline: str,
+) -> BenchRow:
+    problem = load_problem(item.problem)
+    if no_search:
+        if item.seed is None:
+            return BenchRow(item.name, "not_evaluated", False, reason="no seed kernel")
+        result = evaluator.evaluate(problem, item.seed, trials=trials, baseline=baseline)
+        return row_from(item.name, result, seed=item.seed.name)
+    seed_source = item.seed.read_text() if item.seed else None
+    operator = llm_operator(llm, llm_base_url, None, store, problem, target, timeout) if llm else None
+    config = {
+        "problem": str(problem.path),
+        "seed": str(item.seed) if item.seed else None,
+        "bench": True,
+        "strategy": strategy,
+        "target": target,
+        "llm": sorted(llm),
+    }
+    run = store.create_run(
+        problem_path=str(problem.path),
+        problem_hash=problem.hash,
+        platform=target,
+        config=config,
+        config_hash=f"bench-{time.time_ns()}",
+        budget=budget,
+    )
+    rng = random.Random(0)
+    search = SearchConfig(budget=budget, trials=trials, baseline=baseline, timeout_s=timeout)
+    Driver(
+        store, run, problem, seed_source, make_strategy(strategy, rng), [evaluator], search, rng, llm=operator
+    ).run_search()
+    best = Graph.from_store(store.nodes(run.id)).best()
+    if best is None:
+        return BenchRow(item.name, "no_correct_kernel", False, run=run.id, reason="the search found no correct kernel")
+    return row_from(item.name, store.evaluation(best.id), seed=item.seed.name if item.seed else "", run=run.id)

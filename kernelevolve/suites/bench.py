@@ -1,0 +1,176 @@
+"""Suites: finding their problems and seed kernels, and turning evaluations into the results table.
+
+A suite is a folder of problem folders (`<name>/problem.py` with `seed_*.py` beside it), a glob of problem
+files, `ranking` (the suite shipped in `suites/ranking`), or a KernelBench checkout's level.
+"""
+
+from __future__ import annotations
+
+import glob
+import math
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kernelevolve.eval.result import EvalResult
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+SUITES = {"ranking": REPO_ROOT / "suites" / "ranking"}
+SEED_PREFERENCE = {
+    "cpu": ("seed_cpp.py", "seed_triton.py", "seed.py"),
+    "cuda": ("seed_triton.py", "seed_cuda.py", "seed.py", "seed_cpp.py"),
+    "rocm": ("seed_triton.py", "seed_hip.py", "seed.py"),
+}
+
+
+class SuiteError(Exception):
+    pass
+
+
+@dataclass
+class BenchItem:
+    name: str
+    problem: Path
+    seed: Path | None
+
+
+@dataclass
+class BenchRow:
+    name: str
+    status: str
+    correct: bool
+    speedup_eager: float | None = None
+    speedup_compile: float | None = None
+    cases: list[dict[str, Any]] = field(default_factory=list)
+    roofline: float | None = None  # fraction of the memory roofline reached on the primary case
+    seed: str = ""
+    run: str = ""
+    reason: str = ""
+
+
+def _seed_for(folder: Path, target: str) -> Path | None:
+    for name in SEED_PREFERENCE.get(target, ("seed.py",)):
+        if (folder / name).is_file():
+            return folder / name
+    return None
+
+
+def discover(suite: str, target: str) -> list[BenchItem]:
+    root = SUITES.get(suite, Path(suite))
+    if root.is_dir():
+        problems = sorted(root.glob("*/problem.py")) or sorted(p for p in root.glob("*.py") if "seed" not in p.name)
+    else:
+        problems = sorted(Path(p) for p in glob.glob(suite))
+    if not problems:
+        raise SuiteError(
+            f"no problems found for {suite!r}: give a folder of <name>/problem.py, a glob, or "
+            f"one of {', '.join(SUITES)}"
+        )
+    items = []
+    for p in problems:
+        name = p.parent.name if p.name == "problem.py" else p.stem
+        items.append(BenchItem(name, p, _seed_for(p.parent, target) if p.name == "problem.py" else None))
+    return items
+
+
+def kernelbench(path: Path, level: int, ids: str | None) -> list[BenchItem]:
+    """Problems of a KernelBench checkout (KernelBench/level{L}/{id}_{name}.py); nothing is copied."""
+    folder = next((f for f in (path / "KernelBench" / f"level{level}", path / f"level{level}") if f.is_dir()), None)
+    if folder is None:
+        raise SuiteError(f"{path}: no KernelBench/level{level} folder; point --path at a KernelBench checkout")
+    wanted = _parse_ids(ids) if ids else None
+    items = []
+    for p in sorted(
+        folder.glob("*.py"), key=lambda p: int(re.match(r"\d+", p.name).group()) if re.match(r"\d+", p.name) else 0
+    ):
+        m = re.match(r"(\d+)_", p.name)
+        if m and (wanted is None or int(m.group(1)) in wanted):
+            items.append(BenchItem(p.stem, p, None))
+    if not items:
+        raise SuiteError(f"{folder}: no problems match --problems {ids}")
+    return items
+
+
+def _parse_ids(spec: str) -> set[int]:
+    out: set[int] = set()
+    for part in spec.split(","):
+        a, _, b = part.partition("-")
+        try:
+            out.update(range(int(a), int(b or a) + 1))
+        except ValueError:
+            raise SuiteError(f"--problems {spec!r}: expected numbers and ranges like 1-20,25") from None
+    return out
+
+
+def geomean(values: list[float]) -> float | None:
+    values = [v for v in values if v and v > 0]
+    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else None
+
+
+def row_from(name: str, result: EvalResult, seed: str = "", run: str = "") -> BenchRow:
+    cases = []
+    for c in result.cases:
+        cases.append(
+            {
+                "shape": c.shape,
+                "correct": c.correct,
+                "speedup_eager": _ratio(c.t_eager_ms, c.t_candidate_ms),
+                "speedup_compile": _ratio(c.t_compile_ms, c.t_candidate_ms),
+            }
+        )
+    roof = None
+    primary = result.cases[0] if result.cases else None
+    if primary is not None and getattr(primary, "t_roofline_ms", None) and primary.t_candidate_ms:
+        roof = primary.t_roofline_ms / primary.t_candidate_ms
+    return BenchRow(
+        name,
+        result.status.value,
+        result.correct,
+        geomean([c["speedup_eager"] for c in cases]) if result.correct else None,
+        geomean([c["speedup_compile"] for c in cases]) if result.correct else None,
+        cases,
+        roof,
+        seed,
+        run,
+        result.reason,
+    )
+
+
+def _ratio(base: float | None, t: float | None) -> float | None:
+    return base / t if base and t else None
+
+
+def fast_p(rows: list[BenchRow], p: float, key: str = "speedup_eager") -> float:
+    """Share of problems that are correct and more than p times faster (KernelBench's fast_p)."""
+    if not rows:
+        return 0.0
+    return sum(1 for r in rows if r.correct and (getattr(r, key) or 0) > p) / len(rows)
+
+
+def _x(v: float | None) -> str:
+    return f"{v:.2f}x" if v else "-"
+
+
+def markdown(rows: list[BenchRow], header: str) -> str:
+    lines = [
+        header,
+        "",
+        "| problem | status | speedup vs eager | vs torch.compile | roofline | seed / run |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    for r in rows:
+        roof = f"{100 * r.roofline:.0f}%" if r.roofline else "-"
+        lines.append(
+            f"| {r.name} | {r.status} | {_x(r.speedup_eager)} | {_x(r.speedup_compile)} | {roof} "
+            f"| {r.seed or '-'}{' / ' + r.run if r.run else ''} |"
+        )
+    lines.append("")
+    keys = [("speedup_eager", "eager")]
+    if any(r.speedup_compile for r in rows):
+        keys.append(("speedup_compile", "torch.compile"))
+    for key, label in keys:
+        lines.append(
+            f"fast_p over {label}: " + ", ".join(f"p={p:g}: {fast_p(rows, p, key):.2f}" for p in (1.0, 1.5, 2.0))
+        )
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,113 @@
+"""`kernelevolve bench`: suites of seeds, searches, KernelBench checkouts; failures reported, not fatal."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from kernelevolve.suites.bench import BenchRow, SuiteError, discover, fast_p, kernelbench
+from tests.conftest import CANDIDATES, FIXTURES
+from tests.fake_llm import FakeLLMServer, Reply
+
+RELU = """```python
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        return x.clamp_min(0.0)
+```"""
+
+
+@pytest.fixture
+def suite(tmp_path):
+    for name, problem, seed in (
+        ("relu", "kb_relu.py", "relu_ok.py"),
+        ("broken", "bad_get_inputs.py", "relu_ok.py"),
+        ("noseed", "kb_relu.py", None),
+    ):
+        (tmp_path / "suite" / name).mkdir(parents=True)
+        shutil.copy(FIXTURES / problem, tmp_path / "suite" / name / "problem.py")
+        if seed:
+            shutil.copy(CANDIDATES / seed, tmp_path / "suite" / name / "seed.py")
+    return tmp_path / "suite"
+
+
+def bench(tmp_path, *args):
+    cmd = [
+        sys.executable,
+        "-m",
+        "kernelevolve",
+        "bench",
+        *args,
+        "--target",
+        "cpu",
+        "--trials",
+        "1",
+        "--out",
+        str(tmp_path / "out"),
+        "--runs-dir",
+        str(tmp_path / "runs"),
+    ]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+
+
+def test_seeds_only_table_and_json(suite, tmp_path):
+    p = bench(tmp_path, str(suite), "--no-search")
+    assert p.returncode == 0, p.stderr
+    rows = {r["name"]: r for r in json.loads((tmp_path / "out" / "results.json").read_text())["rows"]}
+    assert rows["relu"]["status"] == "ok" and rows["relu"]["speedup_eager"] > 0
+    assert rows["broken"]["status"] == "problem_error" and "get_inputs() raised" in rows["broken"]["reason"]
+    assert rows["noseed"]["status"] == "not_evaluated"
+    md = (tmp_path / "out" / "results.md").read_text()
+    assert "| relu | ok |" in md and "fast_p over eager: p=1:" in md
+
+
+def test_search_mode_runs_a_search_per_problem(suite, tmp_path):
+    shutil.rmtree(suite / "broken")
+    shutil.rmtree(suite / "noseed")
+    p = bench(tmp_path, str(suite), "--budget", "2")
+    assert p.returncode == 0, p.stderr
+    (row,) = json.loads((tmp_path / "out" / "results.json").read_text())["rows"]
+    assert row["status"] == "ok" and row["run"]
+
+
+def test_kernelbench_checkout_with_an_llm(tmp_path):
+    level = tmp_path / "kb" / "KernelBench" / "level1"
+    level.mkdir(parents=True)
+    shutil.copy(FIXTURES / "kb_relu.py", level / "1_ReLU.py")
+    shutil.copy(FIXTURES / "kb_relu.py", level / "2_Other.py")
+    assert [i.name for i in kernelbench(tmp_path / "kb", 1, "1")] == ["1_ReLU"]
+    with pytest.raises(SuiteError, match="no KernelBench/level3"):
+        kernelbench(tmp_path / "kb", 3, None)
+    with FakeLLMServer("openai", default=Reply(RELU)) as server:
+        p = bench(
+            tmp_path,
+            "kernelbench",
+            "--path",
+            str(tmp_path / "kb"),
+            "--level",
+            "1",
+            "--problems",
+            "1",
+            "--budget",
+            "1",
+            "--llm",
+            "vllm:fake",
+            "--llm-base-url",
+            server.base_url,
+        )
+    assert p.returncode == 0, p.stderr
+    (row,) = json.loads((tmp_path / "out" / "results.json").read_text())["rows"]
+    assert row["name"] == "1_ReLU" and row["status"] == "ok"
+
+
+def test_discovery_errors_and_fast_p(tmp_path):
+    with pytest.raises(SuiteError, match="no problems found"):
+        discover(str(tmp_path), "cpu")
+    rows = [BenchRow("a", "ok", True, 2.5), BenchRow("b", "ok", True, 1.2), BenchRow("c", "incorrect", False, None)]
+    assert fast_p(rows, 1.0) == pytest.approx(2 / 3) and fast_p(rows, 2.0) == pytest.approx(1 / 3)

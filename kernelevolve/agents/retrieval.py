@@ -14,6 +14,7 @@ from pathlib import Path
 
 KNOWLEDGE_ROOT = Path(__file__).resolve().parents[1] / "knowledge"
 CHARS_PER_TOKEN = 4  # a rough, conservative ratio for English and code
+SPECIFIC_BOOST = 1.5  # documents written for the target's own platform or architecture outrank general ones
 
 # Architectures a target platform may have, for stage 1 (the platform's own arch, when known, comes first).
 PLATFORM_ARCHS = {"cuda": ("ampere", "hopper", "blackwell"), "rocm": ("cdna3",), "cpu": ("x86",)}
@@ -127,8 +128,14 @@ class KnowledgeBase:
 
         entries = self.select(platform, arch, bottleneck, phase) or self.select(platform, arch)
         corpus: list[tuple[str, str, str]] = []
+        specific: list[bool] = []  # written for this architecture or platform, not for "any"
         for e in entries:
-            corpus.extend((e.path, h, t) for h, t in _sections(self.root / e.path))
+            sections = _sections(self.root / e.path)
+            corpus.extend((e.path, h, t) for h, t in sections)
+            own = (arch and _matches(e.arch, arch) and e.arch.lower() not in ("any", "")) or (
+                platform and e.platform.lower() not in ("any", "") and _matches(e.platform, platform)
+            )
+            specific.extend([bool(own)] * len(sections))
         if not corpus or not query.strip():
             return []
         retriever = bm25s.BM25()
@@ -139,12 +146,16 @@ class KnowledgeBase:
         tokens = bm25s.tokenize([query], stopwords="en", show_progress=False)
         if not tokens.vocab:
             return []
-        docs, scores = retriever.retrieve(tokens, k=min(k, len(corpus)), show_progress=False)
+        docs, scores = retriever.retrieve(tokens, k=len(corpus), show_progress=False)
+        ranked = sorted(
+            ((float(s) * (SPECIFIC_BOOST if specific[int(i)] else 1.0), int(i)) for i, s in zip(docs[0], scores[0])),
+            reverse=True,
+        )[:k]
         out, used = [], 0
-        for i, score in zip(docs[0], scores[0]):
+        for score, i in ranked:
             if score <= 0:
                 continue
-            path, heading, text = corpus[int(i)]
+            path, heading, text = corpus[i]
             cost = len(text) // CHARS_PER_TOKEN + 1
             if used + cost > budget_tokens:
                 continue

@@ -77,3 +77,15 @@ def test_gpu_target_without_gpu_is_a_usage_error():
         return
     p = run(str(FIXTURES / "kb_relu.py"), str(CANDIDATES / "relu_ok.py"), "--target", "cuda")
     assert p.returncode == 2 and "needs a GPU" in p.stderr
+
+
+def test_kernel_policy_flags():
+    p = run(
+        str(FIXTURES / "kb_relu.py"), str(CANDIDATES / "relu_ok.py"), "--target", "cpu", "--json", "--require-kernel"
+    )
+    assert p.returncode == 1, p.stderr
+    result = json.loads(p.stdout)
+    assert result["status"] == "rejected" and result["reason"].startswith("kernel policy:")
+    assert result["checks"] == ["kernel_policy"] and result["review"] == []
+    p = run(str(FIXTURES / "kb_relu.py"), str(CANDIDATES / "relu_ok.py"), "--allow-torch", "--require-kernel")
+    assert p.returncode == 2 and "contradict" in p.stderr

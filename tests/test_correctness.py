@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from kernelevolve.eval.correctness import compare, inputs_unchanged, snapshot
+from kernelevolve.eval.correctness import compare, inputs_unchanged, norm_bound, snapshot
 
 
 def test_within_tolerance_passes_and_reports_errors():
@@ -58,3 +58,36 @@ def test_modified_inputs_are_detected():
     assert inputs_unchanged([x, 3], before) == ""
     x.add_(1)
     assert inputs_unchanged([x, 3], before) == "input 0 was modified by the candidate"
+
+
+def test_tiny_outputs_need_the_normalised_error_bound():
+    ref = torch.randn(1000) * 1e-6  # every element far below atol
+    zeros = compare(torch.zeros_like(ref), ref, 1e-4, 1e-4)
+    assert not zeros.ok and "tiny-output check" in zeros.reason and zeros.norm_err == 1.0
+    constant = compare(torch.full_like(ref, float(ref.mean())), ref, 1e-4, 1e-4)
+    assert not constant.ok and "tiny-output check" in constant.reason
+    assert compare(ref * (1 + 1e-6), ref, 1e-4, 1e-4).ok
+    assert compare(torch.zeros(5), torch.zeros(5), 1e-4, 1e-4).ok  # ||ref|| = 0: no bound
+
+
+def test_norm_bound_passes_honest_half_precision_rounding():
+    assert norm_bound(1e-4) == 1e-3 and norm_bound(1e-2) == 0.1 and norm_bound(1e-6) == 1e-3
+    ref = torch.randn(4096)
+    for dtype in (torch.float16, torch.bfloat16):
+        rounded = ref.to(dtype)
+        noisy = (rounded.float() * (1 + 4e-3 * torch.randn(4096))).to(dtype)  # a few ulps off
+        assert compare(noisy, rounded, 1e-2, 1e-2).ok, dtype
+
+
+def test_non_finite_and_huge_values_take_the_exact_path():
+    huge = torch.full((4,), 1e30)
+    assert compare(huge.clone(), huge, 1e-4, 1e-4).ok
+    poisoned = torch.full((4,), 3.39e38)
+    assert not compare(poisoned, torch.ones(4), 1e-4, 1e-4).ok
+
+
+def test_input_shape_changes_are_modifications():
+    x = torch.randn(4, 4)
+    before = snapshot([x])
+    x.resize_(16)
+    assert "shape or dtype changed" in inputs_unchanged([x], before)

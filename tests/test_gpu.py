@@ -47,7 +47,8 @@ def test_corrupted_cuda_context_is_contained(gpu_evaluator):
 
 def test_wrong_compiled_baseline_is_reported_and_never_used(gpu_evaluator):
     problem = load_problem(FIXTURES / "bucketize_loop.py")
-    result = gpu_evaluator.evaluate(problem, CANDIDATES / "bucketize_ok.py", baseline="compile")
+    # A PyTorch-level candidate: the kernel policy (on for GPU targets) is turned off for it.
+    result = gpu_evaluator.evaluate(problem, CANDIDATES / "bucketize_ok.py", baseline="compile", require_kernel=False)
     assert result.status is Status.OK, result.reason
     case = result.cases[0]
     if case.compile_baseline_correct is False:
@@ -62,3 +63,12 @@ def test_cuda_graph_timings_reported(gpu_evaluator):
     result = gpu_evaluator.evaluate(problem, CANDIDATES / "relu_triton.py")
     case = result.cases[0]
     assert case.t_candidate_graph_ms and case.t_eager_graph_ms and result.speedup_graph
+
+
+def test_kernel_policy_on_by_default_and_checks_recorded(gpu_evaluator):
+    problem = load_problem(FIXTURES / "kb_relu.py")
+    torch_only = gpu_evaluator.evaluate(problem, CANDIDATES / "relu_ok.py")
+    assert torch_only.status is Status.REJECTED and "kernel policy" in torch_only.reason
+    good = gpu_evaluator.evaluate(problem, CANDIDATES / "relu_triton.py")
+    assert good.status is Status.OK, good.reason
+    assert {"kernel_launch", "device_kernels", "roofline", "host_clock", "l2_persistence"} <= set(good.checks)

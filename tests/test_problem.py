@@ -12,6 +12,7 @@ from kernelevolve.problem.problem import (
     case_defaults,
     exec_problem,
     load_problem,
+    problem_flops,
     shape_cases,
     tolerance,
 )
@@ -127,3 +128,14 @@ def test_sorted_inputs_stay_sorted_and_distributions_can_be_restricted(tmp_path)
     module.INPUT_DISTRIBUTIONS = ["gaussian"]
     with pytest.raises(ProblemError, match="INPUT_DISTRIBUTIONS"):
         allowed_distributions(module)
+
+
+def test_flops_are_read_per_case(tmp_path):
+    module = exec_problem(FIXTURES / "scale_shift.py")
+    assert problem_flops(module) is None
+    module.FLOPS = lambda: 2 * module.ROWS * module.COLS
+    bind_case(module, {"ROWS": 33, "COLS": 1000}, case_defaults(module, shape_cases(module)))
+    assert problem_flops(module) == 66000.0
+    module.FLOPS = "many"
+    with pytest.raises(ProblemError, match="FLOPS"):
+        problem_flops(module)

@@ -32,6 +32,12 @@ def eval_command(
     memory_limit_gb: float | None = typer.Option(
         None, help="cpu target: cap the worker's memory (default: half the RAM)"
     ),
+    allow_torch: bool = typer.Option(
+        False, "--allow-torch", help="turn the kernel policy off (on by default for GPU targets)"
+    ),
+    require_kernel: bool = typer.Option(
+        False, "--require-kernel", help="turn the kernel policy on (off by default on cpu)"
+    ),
 ) -> None:
     """Evaluate one candidate: correctness on fresh inputs for every shape case, then timing against PyTorch.
 
@@ -43,6 +49,9 @@ def eval_command(
         raise usage_error(str(e)) from None
     if not candidate.is_file():
         raise usage_error(f"{candidate}: no such candidate file")
+    if allow_torch and require_kernel:
+        raise usage_error("--allow-torch and --require-kernel contradict each other")
+    policy = False if allow_torch else True if require_kernel else None
     if baseline is Baseline.compile and no_compile_baseline:
         raise usage_error("--baseline compile needs the torch.compile baseline; drop --no-compile-baseline")
     if baseline is Baseline.compile and not PLATFORMS[tgt].compile_baseline and not as_json:
@@ -58,6 +67,7 @@ def eval_command(
                         trials=trials,
                         baseline=baseline.value,
                         compile_baseline=False if no_compile_baseline else None,
+                        require_kernel=policy,
                     )
             else:
                 result = ev.evaluate(
@@ -66,6 +76,7 @@ def eval_command(
                     trials=trials,
                     baseline=baseline.value,
                     compile_baseline=False if no_compile_baseline else None,
+                    require_kernel=policy,
                 )
         except ProblemError as e:
             raise usage_error(str(e)) from None
@@ -91,6 +102,8 @@ def print_result(result: EvalResult, console: Console) -> None:
         console.print(f"reason: {result.reason}", highlight=False)
     if result.compile_baseline:
         console.print(f"note: {result.compile_baseline}", highlight=False)
+    for note in result.review:
+        console.print(f"[yellow]review:[/] {note}", highlight=False)
     if result.cases:
         columns = [
             ("case", lambda c: " ".join(f"{k}={v}" for k, v in c.shape.items()) or "-"),

@@ -160,9 +160,14 @@ class Evaluator:
         baseline: str = "eager",
         compile_baseline: bool | None = None,
         seed: int | None = None,
+        require_kernel: bool | None = None,
+        timed: bool = True,
         **timing: float,
     ) -> EvalResult:
-        """Raises ProblemError for a malformed problem; every candidate failure is a result."""
+        """Raises ProblemError for a malformed problem; every candidate failure is a result.
+
+        require_kernel: the kernel policy (None: the target's default, on for GPUs); timed=False checks
+        correctness only."""
         candidate_path = Path(candidate)
         if not candidate_path.is_file():
             raise FileNotFoundError(f"{candidate_path}: no such candidate file")
@@ -177,6 +182,8 @@ class Evaluator:
             baseline=baseline,
             compile_baseline=self.platform.compile_baseline if compile_baseline is None else compile_baseline,
             device_index=self.device_index,
+            require_kernel=require_kernel,
+            timed=timed,
             **timing,
         )
         worker = self._worker()

@@ -1,9 +1,10 @@
 """The evaluation itself, run inside an isolated worker process.
 
-Phase A (trusted) runs before any candidate code exists in the process: the problem is executed, every
-input set is built from seeds the parent drew, reference outputs are computed, the torch.compile
-baseline is compiled and checked. Phase B loads the candidate, checks it on every case and trial, then
-times baseline and candidate with the one timer, interleaved.
+Phase A (eval.prepare, trusted) runs before any candidate code exists in the process: the problem is executed,
+every input set is built from seeds the parent drew, reference outputs are computed, the torch.compile
+baseline is compiled and checked, and what the checks compare against is recorded (fingerprints, threads,
+memory spans, the timer). Phase B loads the candidate, checks it on every case and trial (eval.checking), then
+times baseline and candidate with the one timer, interleaved, and checks what came out of the timing.
 """
 
 from __future__ import annotations
@@ -14,27 +15,31 @@ import sys
 import time
 import traceback
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import torch
-from torch.utils._pytree import tree_flatten
 
+from kernelevolve.eval import l2, launches, speed
 from kernelevolve.eval.candidate import CandidateLoadError, detect_languages, load_candidate
-from kernelevolve.eval.correctness import Comparison, compare, inputs_unchanged, snapshot
-from kernelevolve.eval.integrity import changed, fingerprint
+from kernelevolve.eval.checking import (
+    CandidateFailure,
+    Guard,
+    check_case,
+    check_output,
+    classify,
+    judge,
+    protected_spans,
+)
+from kernelevolve.eval.integrity import changed, fingerprint, harness_modules
 from kernelevolve.eval.job import EvalJob
+from kernelevolve.eval.policy import policy_default, violations
+from kernelevolve.eval.prepare import PreparedCase, Report, describe, prepare, sync
 from kernelevolve.eval.result import CaseResult, EvalResult, Status
+from kernelevolve.eval.threads import ThreadWatch
 from kernelevolve.eval.timing import Timer, TimerConfig
 from kernelevolve.platforms import extension_cache, get_platform
-from kernelevolve.problem.inputs import (
-    allowed_distributions,
-    build_init_inputs,
-    build_inputs,
-    build_model,
-    problem_dtype,
-)
+from kernelevolve.problem.inputs import problem_dtype
 from kernelevolve.problem.problem import (
     ProblemError,
     bind_case,
@@ -42,194 +47,44 @@ from kernelevolve.problem.problem import (
     exec_problem,
     shape_cases,
     source_hash,
-    tolerance,
 )
 
-Report = Callable[[str], None]
+__all__ = ["CandidateFailure", "Report", "classify", "run_job"]
 
 
-@dataclass
-class Trial:
-    distribution: str
-    inputs: list[Any]
-    reference: Any
+def time_case(timer: Timer, pc: PreparedCase, model: torch.nn.Module, result: CaseResult, g: Guard) -> dict[int, Any]:
+    """Times eager, compile and candidate interleaved; returns the candidate's last output for each timing
+    set, produced after the sets' contents were rotated half-way (a result cached per input buffer is then
+    stale). Keys are the set whose buffers the call read."""
+    last: dict[int, Any] = {}
+    index = {id(inputs): k for k, inputs in enumerate(pc.timing_sets)}
+    rotated = False
 
+    def candidate(inputs: list[Any]) -> Any:
+        out = model(*inputs)
+        last[index[id(inputs)]] = out
+        return out
 
-@dataclass
-class PreparedCase:
-    case: dict[str, Any]
-    shape: dict[str, Any]
-    init: list[Any]
-    param_seed: int
-    atol: float
-    rtol: float
-    ref_model: torch.nn.Module
-    trials: list[Trial]
-    timing_sets: list[list[Any]]
-    compiled: Any = None
-    compile_ok: bool | None = None
-    compile_reason: str = ""
-    notes: list[str] = field(default_factory=list)
+    def after_call(name: str) -> None:
+        if name == "candidate":
+            left = g.watch.python_left()
+            if left:
+                raise CandidateFailure(Status.REJECTED, f"threads check: after a timed call, {left}")
 
+    def midway() -> None:
+        nonlocal rotated
+        if _same_layout(pc.timing_sets):
+            _rotate_contents(pc.timing_sets)
+            rotated = True
+        last.clear()
 
-class CandidateFailure(Exception):
-    def __init__(self, status: Status, reason: str):
-        super().__init__(reason)
-        self.status = status
-        self.reason = reason
-
-
-def _sync(device: torch.device) -> None:
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
-
-
-def _finite(out: Any) -> bool:
-    leaves, _ = tree_flatten(out)
-    return all(bool(torch.isfinite(x).all()) for x in leaves if isinstance(x, torch.Tensor) and x.is_floating_point())
-
-
-def _shape_of(module: Any, case: dict[str, Any]) -> dict[str, Any]:
-    if case:
-        return dict(case)
-    return {k: v for k, v in vars(module).items() if k.isupper() and isinstance(v, int) and not isinstance(v, bool)}
-
-
-def classify(e: BaseException) -> Status:
-    """Compile errors raised lazily (Triton JIT at first launch, extension builds) vs runtime errors."""
-    kind = f"{type(e).__module__}.{type(e).__name__}"
-    text = str(e)
-    if kind.startswith("triton.") and ("Compil" in kind or "OutOfResources" in kind):
-        return Status.COMPILE_ERROR
-    if "Error building extension" in text or "ninja" in text and "error" in text.lower():
-        return Status.COMPILE_ERROR
-    return Status.RUNTIME_ERROR
-
-
-def _describe(e: BaseException, limit: int = 600) -> str:
-    text = f"{type(e).__name__}: {e}"
-    return text if len(text) <= limit else text[:limit] + " ..."
-
-
-def prepare(job: EvalJob, module: Any, device: torch.device, rng: random.Random, report: Report) -> list[PreparedCase]:
-    """Phase A: everything the verdict is measured against, before candidate code is loaded."""
-    platform = get_platform(job.target)
-    cases = shape_cases(module)
-    defaults = case_defaults(module, cases)
-    dtype = problem_dtype(module)
-    distributions = allowed_distributions(module)
-    atol, rtol = tolerance(module, str(dtype).removeprefix("torch."))
-    prepared: list[PreparedCase] = []
-    for ci, case in enumerate(cases):
-        report(f"reference case {ci}")
-        bind_case(module, case, defaults)
-        init = build_init_inputs(module)
-        param_seed = rng.getrandbits(62)
-        try:
-            ref_model = build_model(module.Model, init, param_seed, dtype, device)
-        except Exception as e:  # noqa: BLE001
-            raise ProblemError(f"{job.problem_path}: constructing Model failed: {_describe(e)}") from e
-        trials: list[Trial] = []
-        notes: list[str] = []
-        given_finite = True
-        attempts, skipped = 0, set()
-        while len(trials) < job.trials and attempts < job.trials + len(distributions):
-            dist = distributions[attempts % len(distributions)]
-            attempts += 1
-            if dist in skipped:
-                continue
-            inputs = build_inputs(module, rng.getrandbits(62), dist, dtype, device)
-            try:
-                with torch.no_grad():
-                    ref = ref_model(*inputs)
-                _sync(device)
-            except Exception as e:  # noqa: BLE001
-                if dist == "given":
-                    raise ProblemError(f"{job.problem_path}: the reference Model raised {_describe(e)}") from e
-                skipped.add(dist)
-                notes.append(f"{dist} inputs skipped: the reference raised {type(e).__name__}")
-                continue
-            if dist == "given":
-                given_finite = _finite(ref)
-            elif given_finite and not _finite(ref):
-                skipped.add(dist)
-                notes.append(f"{dist} inputs skipped: outside the problem's domain (reference not finite)")
-                continue
-            trials.append(Trial(dist, inputs, ref))
-        timing_sets = [
-            build_inputs(module, rng.getrandbits(62), "given", dtype, device) for _ in range(job.timing_sets)
-        ]
-        pc = PreparedCase(
-            case, _shape_of(module, case), init, param_seed, atol, rtol, ref_model, trials, timing_sets, notes=notes
-        )
-        if job.compile_baseline and platform.compile_baseline:
-            report(f"compile baseline case {ci}")
-            _prepare_compiled(pc, device)
-        prepared.append(pc)
-    bind_case(module, {}, defaults)
-    return prepared
-
-
-def _prepare_compiled(pc: PreparedCase, device: torch.device) -> None:
-    """torch.compile the reference and check it like a candidate: a wrong compiled baseline is never used."""
-    try:
-        compiled = torch.compile(pc.ref_model)
-        verdict = Comparison(True)
-        with torch.no_grad():
-            for trial in pc.trials:
-                verdict = verdict.merge(compare(compiled(*trial.inputs), trial.reference, pc.atol, pc.rtol))
-        _sync(device)
-        pc.compiled = compiled if verdict.ok else None
-        pc.compile_ok = verdict.ok
-        pc.compile_reason = "" if verdict.ok else f"torch.compile baseline is wrong: {verdict.reason}"
-    except Exception as e:  # noqa: BLE001
-        pc.compile_ok = False
-        pc.compile_reason = f"torch.compile baseline failed: {_describe(e, 300)}"
-        torch._dynamo.reset()
-
-
-def check_case(
-    pc: PreparedCase, new_cls: type, device: torch.device, dtype: torch.dtype
-) -> tuple[Any, Comparison, float]:
-    """Phase B correctness for one case: every trial, inputs verified unchanged. Also returns the seconds
-    of the first call, which includes JIT compilation (Triton)."""
-    try:
-        model = build_model(new_cls, pc.init, pc.param_seed, dtype, device, reference=pc.ref_model)
-    except Exception as e:  # noqa: BLE001
-        raise CandidateFailure(classify(e), f"constructing ModelNew failed: {_describe(e)}") from e
-    verdict = Comparison(True)
-    first_call_s = 0.0
-    for i, trial in enumerate(pc.trials):
-        before = snapshot(trial.inputs)
-        try:
-            t0 = time.perf_counter()
-            with torch.no_grad():
-                out = model(*trial.inputs)
-            _sync(device)
-            if i == 0:
-                first_call_s = time.perf_counter() - t0
-        except Exception as e:  # noqa: BLE001
-            traceback.print_exc()
-            raise CandidateFailure(classify(e), f"forward raised {_describe(e)}") from e
-        changed = inputs_unchanged(trial.inputs, before)
-        if changed:
-            return model, Comparison(False, changed), first_call_s
-        cmp = compare(out, trial.reference, pc.atol, pc.rtol)
-        if not cmp.ok:
-            cmp.reason = f"{trial.distribution} inputs: {cmp.reason}"
-        verdict = verdict.merge(cmp)
-    return model, verdict, first_call_s
-
-
-def time_case(timer: Timer, pc: PreparedCase, model: torch.nn.Module, result: CaseResult) -> None:
-    fns: dict[str, Callable[[list[Any]], Any]] = {
-        "eager": lambda inp: pc.ref_model(*inp),
-        "candidate": lambda inp: model(*inp),
-    }
+    fns: dict[str, Callable[[list[Any]], Any]] = {"eager": lambda inp: pc.ref_model(*inp), "candidate": candidate}
     if pc.compiled is not None:
         fns["compile"] = lambda inp, c=pc.compiled: c(*inp)
     with torch.no_grad():
-        stats = timer.time_interleaved(fns, pc.timing_sets)
+        stats = timer.time_interleaved(fns, pc.timing_sets, after_call=after_call, midway=midway)
+        outputs = dict(last)
+        sync(timer.device)
         host = timer.time_host(fns, pc.timing_sets)
         graphs = timer.time_graphs(fns, pc.timing_sets[0])
     result.t_candidate_ms, result.t_candidate_iqr_ms = stats["candidate"].median_ms, stats["candidate"].iqr_ms
@@ -241,6 +96,66 @@ def time_case(timer: Timer, pc: PreparedCase, model: torch.nn.Module, result: Ca
         for name, st in measured.items():
             if st is not None:
                 setattr(result, f"t_{name}_{kind}_ms", st.median_ms)
+    n = len(pc.timing_sets)
+    return {(k + 1) % n if rotated else k: out for k, out in outputs.items()}
+
+
+def _same_layout(sets: list[list[Any]]) -> bool:
+    """Whether the sets hold tensors of one shape and dtype at every position (so contents can rotate)."""
+    if len({len(s) for s in sets}) != 1:
+        return False
+    for column in zip(*sets):
+        if isinstance(column[0], torch.Tensor):
+            shape, dtype = column[0].shape, column[0].dtype
+            if not all(isinstance(x, torch.Tensor) and x.shape == shape and x.dtype == dtype for x in column):
+                return False
+    return True
+
+
+def _rotate_contents(sets: list[list[Any]]) -> None:
+    """Set k takes set k+1's tensor contents, the last the first's: the same buffers, other values."""
+    for j, first in enumerate(sets[0]):
+        if isinstance(first, torch.Tensor):
+            saved = first.clone()
+            for k in range(len(sets) - 1):
+                sets[k][j].copy_(sets[k + 1][j])
+            sets[-1][j].copy_(saved)
+
+
+def check_timing_outputs(pc: PreparedCase, outputs: dict[int, Any], g: Guard) -> str:
+    """The candidate's last output for every timing set against that set's reference: caching across calls
+    and results computed outside the call (threads that finish later) show here."""
+    g.ran("timing_outputs")
+    for k, ref in enumerate(pc.timing_refs):
+        if k not in outputs:
+            return f"timing-outputs check: timing set {k} has no output recorded after its contents changed"
+        check_output(outputs[k], [], pc, g)
+        cmp = judge(outputs[k], ref, pc, f"timing set {k}")
+        if not cmp.ok:
+            return f"timing-outputs check: the output of a timed call is wrong ({cmp.reason})"
+    return ""
+
+
+def speed_checks(pc: PreparedCase, cr: CaseResult, peaks: Any, g: Guard, result: EvalResult) -> str:
+    """GPU targets: the roofline bound and the host-clock cross-check; every target: the review flag."""
+    note = speed.review_note(cr)
+    g.ran("speedup_review")
+    if note:
+        result.review.append(f"{cr.shape}: {note}")
+    if g.device.type != "cuda":
+        return ""
+    g.ran("roofline", "host_clock", "l2_persistence")
+    if peaks is not None:
+        bound = speed.roofline_ms(pc.min_bytes, pc.flops, peaks)
+        why = speed.too_fast(cr, bound)
+        if why:
+            return f"roofline check: {why}"
+    why = speed.host_clock_gap(cr)
+    if why:
+        return f"host-clock check: {why}"
+    if l2.persisting_bytes() > 0:
+        return "l2-persistence check: the candidate left a persisting L2 carve-out set"
+    return ""
 
 
 def _versions(device: torch.device) -> dict[str, str]:
@@ -257,17 +172,33 @@ def _versions(device: torch.device) -> dict[str, str]:
     return v
 
 
-def run_job(job: EvalJob, report: Report) -> EvalResult:
-    platform = get_platform(job.target)
-    stages: dict[str, float] = {}
-    t0 = time.perf_counter()
-    if platform.device_type == "cuda":
+def _device(job: EvalJob) -> torch.device:
+    if get_platform(job.target).device_type == "cuda":
         if not torch.cuda.is_available():
             raise ProblemError(f"target {job.target!r} needs a GPU, but torch sees none (torch {torch.__version__})")
         device = torch.device("cuda", job.device_index)
         torch.cuda.set_device(device)
-    else:
-        device = torch.device("cpu")
+        return device
+    return torch.device("cpu")
+
+
+def _peaks(device: torch.device) -> Any:
+    if device.type != "cuda":
+        return None
+    try:
+        from kernelevolve.platforms.peaks import peaks
+
+        return peaks(device)
+    except Exception:  # noqa: BLE001 - no bound is better than a wrong one
+        traceback.print_exc()
+        return None
+
+
+def run_job(job: EvalJob, report: Report) -> EvalResult:
+    platform = get_platform(job.target)
+    stages: dict[str, float] = {}
+    t0 = time.perf_counter()
+    device = _device(job)
     source = Path(job.candidate_path).read_text()
     languages = detect_languages(source)
     result = EvalResult(
@@ -280,13 +211,16 @@ def run_job(job: EvalJob, report: Report) -> EvalResult:
         candidate_hash=source_hash(source),
         versions=_versions(device),
     )
+    result.interpreted = platform.is_interpreted(languages)
+    timed = job.timed and not result.interpreted
+    require_kernel = policy_default(platform) if job.require_kernel is None else job.require_kernel
     rng = random.Random(job.seed)
 
     # ---- phase A: trusted ----
     report("load")
     module = exec_problem(job.problem_path)
     dtype = problem_dtype(module)
-    prepared = prepare(job, module, device, rng, report)
+    prepared = prepare(job, module, device, dtype, rng, report, timed)
     compile_notes = {pc.compile_reason for pc in prepared if pc.compile_reason}
     result.compile_baseline = "; ".join(sorted(compile_notes))
     use_compile = job.baseline == "compile" and all(pc.compile_ok for pc in prepared)
@@ -294,6 +228,8 @@ def run_job(job: EvalJob, report: Report) -> EvalResult:
     if job.baseline == "compile" and not use_compile:
         result.compile_baseline = result.compile_baseline or "torch.compile baseline not run on this target"
         result.compile_baseline += "; fitness uses the eager baseline"
+    timer = Timer(device, TimerConfig(max_iters=job.max_iters, budget_s=job.budget_s)) if timed else None
+    peaks = _peaks(device) if timed else None
     stages["load"] = time.perf_counter() - t0
 
     # ---- phase B: the candidate ----
@@ -302,82 +238,150 @@ def run_job(job: EvalJob, report: Report) -> EvalResult:
         return _fail(
             result, Status.REJECTED, f"{', '.join(unsupported)} kernels cannot run on the {job.target} target", stages
         )
-    result.interpreted = platform.is_interpreted(languages)
+    if require_kernel:
+        result.checks.append("kernel_policy")
+        broken = violations(source)
+        if languages == ["pytorch"]:
+            broken.append("no kernel language: no Triton kernel and no C++/CUDA extension in the candidate")
+        if broken:
+            more = f" (and {len(broken) - 3} more)" if len(broken) > 3 else ""
+            return _fail(result, Status.REJECTED, "kernel policy: " + "; ".join(broken[:3]) + more, stages)
     t1 = time.perf_counter()
     report("compile")
     # C++/CUDA extensions build once per C++ source (platforms/extension_cache.py).
     extension_cache.install()
-    watched = {"problem": module}
+    watched = {"problem": module, "timer": timer, **harness_modules()}
     before = fingerprint(watched)
+    g = Guard(
+        device,
+        dtype,
+        ThreadWatch(),
+        protected_spans(prepared),
+        job.candidate_path,
+        require_kernel,
+        result.checks,
+    )
     try:
         cand = load_candidate(job.candidate_path)
     except CandidateLoadError as e:
         traceback.print_exc()
         return _fail(result, Status.COMPILE_ERROR, str(e), stages)
     stages["compile"] = time.perf_counter() - t1
+    left = g.watch.check()
+    g.ran("threads")
+    if left:
+        return _fail(result, Status.REJECTED, f"threads check: after loading the candidate, {left}", stages)
 
     t2 = time.perf_counter()
-    cases = shape_cases(module)
-    defaults = case_defaults(module, cases)
+    defaults = case_defaults(module, shape_cases(module))
     models: list[torch.nn.Module] = []
     all_ok = True
     first_calls = 0.0  # first call per case: JIT compilation, counted in the compile stage
     for ci, pc in enumerate(prepared):
         report(f"correctness case {ci}")
-        bind_case(module, pc.case, defaults)
         cr = CaseResult(
             shape=pc.shape,
             correct=False,
             trials=[t.distribution for t in pc.trials],
             compile_baseline_correct=pc.compile_ok,
+            ref_max_abs=pc.ref_max_abs,
+            atol=pc.atol,
+            rtol=pc.rtol,
         )
         result.cases.append(cr)
+        bind_case(module, pc.case, defaults)  # a reference whose forward reads the constants runs here too
         try:
-            model, verdict, first_call_s = check_case(pc, cand.ModelNew, device, dtype)
+            model, verdict, first_call_s = check_case(pc, cand.ModelNew, g)
             first_calls += first_call_s
         except CandidateFailure as e:
             return _fail(result, e.status, f"case {ci} {pc.shape}: {e.reason}", stages)
+        g.ran("correctness")
         cr.correct, cr.max_abs_err, cr.max_rel_err = verdict.ok, verdict.max_abs_err, verdict.max_rel_err
+        cr.norm_err = verdict.norm_err
         cr.reason = "; ".join([verdict.reason, *pc.notes]).strip("; ")
         models.append(model)
         all_ok = all_ok and verdict.ok
+        tampered = _tampered(module, pc.case, defaults, before, watched)
+        if tampered:
+            return _fail(result, Status.REJECTED, _tamper_reason(tampered), stages)
+    g.ran("integrity")
     stages["compile"] += first_calls
     stages["correctness"] = time.perf_counter() - t2 - first_calls
-    bind_case(module, {}, defaults)  # our own per-case bindings are not the candidate's
-    tampered = changed(before, watched)
-    if tampered:
-        return _fail(result, Status.REJECTED, _tamper_reason(tampered), stages)
     if not all_ok:
         bad = [f"case {i} {c.shape}: {c.reason}" for i, c in enumerate(result.cases) if not c.correct]
         return _fail(
             result, Status.INCORRECT, bad[0] + (f" (and {len(bad) - 1} more cases)" if len(bad) > 1 else ""), stages
         )
 
-    if not result.interpreted:
+    if timer is not None:
         t3 = time.perf_counter()
-        timer = Timer(device, TimerConfig(max_iters=job.max_iters, budget_s=job.budget_s))
         for ci, (pc, model, cr) in enumerate(zip(prepared, models, result.cases)):
             report(f"timing case {ci}")
             bind_case(module, pc.case, defaults)
             try:
-                time_case(timer, pc, model, cr)
+                outputs = time_case(timer, pc, model, cr, g)
+                why = check_timing_outputs(pc, outputs, g)
+            except CandidateFailure as e:
+                return _fail(result, e.status, f"case {ci} {pc.shape}: {e.reason}", stages)
             except Exception as e:  # noqa: BLE001
                 traceback.print_exc()
                 return _fail(
-                    result, classify(e), f"case {ci} {pc.shape}: forward raised while timed: {_describe(e)}", stages
+                    result, classify(e), f"case {ci} {pc.shape}: forward raised while timed: {describe(e)}", stages
                 )
+            if why:
+                return _fail(result, Status.INCORRECT, f"case {ci} {pc.shape}: {why}", stages)
             base = cr.t_compile_ms if use_compile else cr.t_eager_ms
             cr.speedup = base / cr.t_candidate_ms if base and cr.t_candidate_ms else None
             gbase = cr.t_compile_graph_ms if use_compile else cr.t_eager_graph_ms
             if gbase and cr.t_candidate_graph_ms:
                 cr.speedup_graph = gbase / cr.t_candidate_graph_ms
+            why = speed_checks(pc, cr, peaks, g, result)
+            if why:
+                return _fail(result, Status.REJECTED, f"case {ci} {pc.shape}: {why}", stages)
+            tampered = _tampered(module, pc.case, defaults, before, watched)
+            if tampered:
+                return _fail(result, Status.REJECTED, _tamper_reason(tampered), stages)
         stages["timing"] = time.perf_counter() - t3
+        busy = g.watch.check()
+        if busy:
+            return _fail(result, Status.REJECTED, f"threads check: after timing, {busy}", stages)
+    if require_kernel and device.type == "cuda":
+        bind_case(module, prepared[0].case, defaults)
+        why = _device_kernel_check(prepared[0], models[0], source, g)
         bind_case(module, {}, defaults)
-        tampered = changed(before, watched)
-        if tampered:
-            return _fail(result, Status.REJECTED, _tamper_reason(tampered), stages)
+        if why:
+            return _fail(result, Status.REJECTED, why, stages)
     result.stages = stages
     return result.finalize()
+
+
+def _device_kernel_check(pc: PreparedCase, model: torch.nn.Module, source: str, g: Guard) -> str:
+    """cuda: the device kernels one forward call runs must include one the candidate defines."""
+    names = launches.kernel_names(source)
+    inputs = pc.trials[0].inputs
+
+    def call() -> None:
+        with torch.no_grad():
+            model(*inputs)
+
+    kernels = launches.device_kernels(call, g.device)
+    if kernels is None:
+        return ""  # the profiler does not work here: the launch monitor's verdict stands
+    g.ran("device_kernels")
+    if not launches.ran_candidate_kernel(kernels, names):
+        shown = ", ".join(sorted(set(kernels))[:4]) or "none"
+        return f"kernel-launch check: no device kernel defined by the candidate ran (profiled: {shown})"
+    return ""
+
+
+def _tampered(
+    module: Any, case: dict[str, Any], defaults: dict[str, Any], before: dict[str, Any], watched: dict[str, Any]
+) -> list[str]:
+    """Names re-bound since the fingerprint. The case's constants are the harness's own binding while the case
+    runs: they must still be the very objects it bound, before the defaults go back for the fingerprint."""
+    moved = [f"problem.{k}" for k, v in case.items() if getattr(module, k, None) is not v]
+    bind_case(module, {}, defaults)
+    return moved + changed(before, watched)
 
 
 def _tamper_reason(names: list[str]) -> str:

@@ -1,9 +1,20 @@
-"""Detect a candidate re-binding what the harness relies on: torch functions the reference calls, the
-timer's clocks, the problem's constants. Fingerprints are taken before the candidate loads and checked
-after it ran."""
+"""Detect a candidate re-binding what the harness relies on: torch functions the reference calls, the timer's
+clocks, the problem's constants, and the harness's own comparator, timer and checks. Fingerprints are taken
+before the candidate loads and checked after it ran.
+
+A function is fingerprinted by its identity and its code object (swapping `__code__` keeps the identity); a
+class by its own namespace, where a new name counts too (it shadows an inherited method); a module or an
+object by its namespace, where new names are allowed (lazy imports add them).
+"""
 
 from __future__ import annotations
 
+import builtins
+import json
+import math
+import statistics
+import sys
+import threading
 import time
 import types
 from typing import Any
@@ -17,26 +28,66 @@ WATCHED: dict[str, Any] = {
     "torch.Tensor": torch.Tensor,
     "torch.nn.Module": torch.nn.Module,
     "torch.cuda": torch.cuda,
+    "torch._C._nn": torch._C._nn,
+    "torch.linalg": torch.linalg,
+    "torch.special": torch.special,
     "time": time,
+    "builtins": builtins,
+    "math": math,
+    "statistics": statistics,
+    "threading": threading,
+    "json": json,
 }
+HARNESS_PACKAGES = ("kernelevolve.eval", "kernelevolve.problem", "kernelevolve.platforms")
+
+Print = dict[str, tuple[int, ...]]
 
 
-def _members(obj: Any) -> dict[str, int]:
-    names = vars(obj) if isinstance(obj, (types.ModuleType, type)) else {}
-    return {k: id(v) for k, v in list(names.items())}
+def harness_modules() -> dict[str, Any]:
+    """The harness's own modules as loaded now (comparator, timer, checks, input builder), and the classes
+    they define (Timer, Comparison, ...)."""
+    out: dict[str, Any] = {}
+    for name, mod in list(sys.modules.items()):
+        if mod is None or not name.startswith(HARNESS_PACKAGES):
+            continue
+        out[name] = mod
+        for attr, value in list(vars(mod).items()):
+            if isinstance(value, type) and value.__module__ == name:
+                out[f"{name}.{attr}"] = value
+    return out
 
 
-def fingerprint(extra: dict[str, Any] | None = None) -> dict[str, dict[str, int]]:
+def _mark(value: Any) -> tuple[int, ...]:
+    if isinstance(value, types.FunctionType):
+        return (id(value), id(value.__code__), id(value.__defaults__), id(value.__kwdefaults__))
+    if isinstance(value, (staticmethod, classmethod)):
+        return (id(value), *_mark(value.__func__))
+    return (id(value),)
+
+
+def _members(obj: Any) -> Print:
+    try:
+        names = vars(obj)
+    except TypeError:
+        return {}
+    return {k: _mark(v) for k, v in list(names.items())}
+
+
+def fingerprint(extra: dict[str, Any] | None = None) -> dict[str, Print]:
     watched = dict(WATCHED)
     watched.update(extra or {})
     return {name: _members(obj) for name, obj in watched.items()}
 
 
-def changed(before: dict[str, dict[str, int]], extra: dict[str, Any] | None = None) -> list[str]:
-    """Names that were re-bound or deleted since the fingerprint (new names are allowed)."""
-    now = fingerprint(extra)
+def changed(before: dict[str, Print], extra: dict[str, Any] | None = None) -> list[str]:
+    """Names re-bound or deleted since the fingerprint; in classes, added names too."""
+    watched = dict(WATCHED)
+    watched.update(extra or {})
+    now = {name: _members(obj) for name, obj in watched.items()}
     out = []
     for space, members in before.items():
         current = now.get(space, {})
         out.extend(f"{space}.{k}" for k, v in members.items() if current.get(k) != v)
+        if isinstance(watched.get(space), type):
+            out.extend(f"{space}.{k}" for k in current if k not in members)
     return out

@@ -17,3 +17,5 @@ class EvalJob(BaseModel):
     timing_sets: int = 3  # distinct input sets the timer rotates over
     max_iters: int = 100
     budget_s: float = 1.0  # timing budget per function per case
+    timed: bool = True  # False: correctness only (check-problem's probes)
+    require_kernel: bool | None = None  # the kernel policy; None: the platform's default

@@ -46,6 +46,10 @@ class CaseResult(BaseModel):
     speedup: float | None = None
     speedup_graph: float | None = None
     compile_baseline_correct: bool | None = None
+    norm_err: float | None = Field(None, description="largest ||out - ref||_2 / ||ref||_2 over the trials")
+    ref_max_abs: float | None = Field(None, description="largest |ref| over the trials (finite values)")
+    atol: float | None = None
+    rtol: float | None = None
 
 
 class EvalResult(BaseModel):
@@ -67,6 +71,8 @@ class EvalResult(BaseModel):
     candidate_hash: str = ""
     versions: dict[str, str] = Field(default_factory=dict)
     log_tail: str = ""
+    checks: list[str] = Field(default_factory=list, description="the harness checks this evaluation ran")
+    review: list[str] = Field(default_factory=list, description="results worth a human look (very large speedups)")
 
     def finalize(self) -> EvalResult:
         """Derive speedup and fitness from the cases; fitness is the speedup when correct, else 0."""

@@ -4,7 +4,12 @@ cuda: after a warm-up long enough to bring the clocks up, every iteration is an 
 longer than the host needs to issue the call, a start event, the call and an end event, enqueued back to
 back and read after one synchronize; median and interquartile range. Beside it: a host-clock figure
 per call with a whole-device synchronize before the clock stops (work on side streams or threads, and
-launch overhead, show there), and CUDA-graph replays. cpu: time.perf_counter around the call.
+launch overhead, show there), and CUDA-graph replays. cpu: time.perf_counter around the call. Persisting L2
+lines are reset before every flush, so a candidate cannot pin its data in L2 across it.
+
+Between iterations (outside the timed window) two hooks: `after_call(name)` (the harness's thread check) and,
+once half-way, `midway()` (the harness rewrites the input sets' contents there, so a result cached per input
+buffer goes stale).
 """
 
 from __future__ import annotations
@@ -17,7 +22,10 @@ from typing import Any
 
 import torch
 
+from kernelevolve.eval import l2
+
 Fn = Callable[[list[Any]], Any]
+Hook = Callable[[str], None]
 
 
 @dataclass
@@ -65,22 +73,34 @@ class Timer:
         self._sync = torch.cuda.synchronize if self.is_cuda else (lambda *a: None)
         self._event = torch.cuda.Event if self.is_cuda else None
 
-    def time_interleaved(self, fns: dict[str, Fn], input_sets: list[list[Any]]) -> dict[str, TimingStats]:
+    def time_interleaved(
+        self,
+        fns: dict[str, Fn],
+        input_sets: list[list[Any]],
+        after_call: Hook | None = None,
+        midway: Callable[[], None] | None = None,
+    ) -> dict[str, TimingStats]:
         """Round-robin over the functions (order rotated each iteration) and the input sets."""
         names = list(fns)
         per_iter_s = self._warm_up(fns, input_sets)
         cfg = self.config
         iters = cfg.max_iters if per_iter_s <= 0 else int(cfg.budget_s / per_iter_s)
         iters = max(cfg.min_iters, min(cfg.max_iters, iters))
+        after = after_call or (lambda name: None)
+        # Late enough to time mostly warm calls, early enough that every input set is used after it.
+        half = min(iters // 2, iters - len(input_sets)) if midway else -1
         if self.is_cuda:
-            return self._cuda_events(fns, input_sets, iters)
+            return self._cuda_events(fns, input_sets, iters, after, half, midway)
         samples: dict[str, list[float]] = {n: [] for n in names}
         for it in range(iters):
+            if it == half:
+                midway()
             inputs = input_sets[it % len(input_sets)]
             for name in _rotations(names, it):
                 t0 = self._perf_counter()
                 fns[name](inputs)
                 samples[name].append((self._perf_counter() - t0) * 1e3)
+                after(name)
         return {n: _stats(s) for n, s in samples.items()}
 
     def _warm_up(self, fns: dict[str, Fn], input_sets: list[list[Any]]) -> float:
@@ -130,7 +150,15 @@ class Timer:
         self._sync(self.device)
         return out
 
-    def _cuda_events(self, fns: dict[str, Fn], input_sets: list[list[Any]], iters: int) -> dict[str, TimingStats]:
+    def _cuda_events(
+        self,
+        fns: dict[str, Fn],
+        input_sets: list[list[Any]],
+        iters: int,
+        after: Hook,
+        half: int,
+        midway: Callable[[], None] | None,
+    ) -> dict[str, TimingStats]:
         """Device time of each call. Before each start event the device is given a spin (torch.cuda._sleep)
         longer than the host needs to issue the call, so the timed window never includes the device
         waiting for the host: launch-bound calls measure the same from run to run (the host-clock figure
@@ -139,16 +167,21 @@ class Timer:
         rate = self._cycles_per_us()
         pad = {n: int(rate * min(2.0 * us + 20.0, 5000.0)) for n, us in self._host_launch_us(fns, input_sets).items()}
         marks: dict[str, list[tuple[Any, Any]]] = {n: [] for n in names}
+        l2.clear_limit()
         for it in range(iters):
+            if it == half and midway is not None:
+                midway()
             inputs = input_sets[it % len(input_sets)]
             for name in _rotations(names, it):
                 start, end = self._event(enable_timing=True), self._event(enable_timing=True)
+                l2.reset()
                 self._flush.zero_()
                 torch.cuda._sleep(pad[name])
                 start.record()
                 fns[name](inputs)
                 end.record()
                 marks[name].append((start, end))
+                after(name)
         self._sync(self.device)
         return {n: _stats([s.elapsed_time(e) for s, e in m]) for n, m in marks.items()}
 
@@ -162,6 +195,7 @@ class Timer:
         for it in range(self.config.host_iters):
             inputs = input_sets[it % len(input_sets)]
             for name in _rotations(names, it):
+                l2.reset()
                 self._flush.zero_()
                 self._sync(self.device)
                 t0 = self._perf_counter()
@@ -196,6 +230,7 @@ class Timer:
         for it in range(max(self.config.min_iters, self.config.max_iters // 2) if names else 0):
             for name in _rotations(names, it):
                 start, end = self._event(enable_timing=True), self._event(enable_timing=True)
+                l2.reset()
                 self._flush.zero_()
                 start.record()
                 graphs[name].replay()

@@ -43,12 +43,17 @@ def _warm_up_device() -> None:
         torch.empty(1, device="cuda").zero_()
 
 
+_dumps, _write = json.dumps, os.write  # bound before any candidate could re-bind json.dumps or os.write
+
+
 def main() -> None:
-    chan = os.fdopen(int(os.environ[RESULT_FD_ENV]), "w", buffering=1)
+    # The descriptor leaves the environment, where a candidate would look for it first.
+    fd = int(os.environ.pop(RESULT_FD_ENV))
 
     def send(event: dict) -> None:
-        chan.write(json.dumps(event) + "\n")
-        chan.flush()
+        data = (_dumps(event) + "\n").encode()
+        while data:
+            data = data[_write(fd, data) :]
 
     _limit_resources()
     _warm_up_device()

@@ -42,7 +42,10 @@ def allowed_distributions(module: types.ModuleType) -> tuple[str, ...]:
 
 
 def _is_sorted(t: torch.Tensor) -> bool:
-    return t.dim() >= 1 and t.shape[-1] > 1 and bool((t[..., 1:] >= t[..., :-1]).all())
+    if t.dim() < 1 or t.shape[-1] < 2 or t.numel() == 0:
+        return False
+    first = t.reshape(-1, t.shape[-1])[0]  # random data fails on its first row: no full pass
+    return bool((first[1:] >= first[:-1]).all()) and bool((t[..., 1:] >= t[..., :-1]).all())
 
 
 def _redraw(t: torch.Tensor, distribution: str, gen: torch.Generator) -> torch.Tensor:
@@ -85,11 +88,13 @@ def build_inputs(
     for x in inputs:
         if isinstance(x, torch.Tensor):
             x = x.detach()
+            fresh = False  # a tensor made here needs no copy; one from get_inputs() may be shared
             if x.is_floating_point():
                 if distribution != "given":
-                    x = _redraw(x.cpu(), distribution, gen)
+                    x, fresh = _redraw(x.cpu(), distribution, gen), True
+                fresh = fresh or x.dtype != dtype
                 x = x.to(dtype)
-            x = x.to(device).contiguous() if x.device != device else x.clone()
+            x = x.to(device).contiguous() if x.device != device else x if fresh else x.clone()
         out.append(x)
     return out
 

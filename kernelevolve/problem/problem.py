@@ -1,4 +1,4 @@
-"""Problem files: KernelBench-format modules plus the optional SHAPE_CASES, TOLERANCE and DTYPE.
+"""Problem files: KernelBench-format modules plus the optional SHAPE_CASES, TOLERANCE, DTYPE and FLOPS.
 
 The parent process only reads and statically checks the file (no torch import, no code run); the
 worker executes it in a private namespace before any candidate code is loaded.
@@ -140,3 +140,18 @@ def tolerance(module: types.ModuleType, dtype_name: str) -> tuple[float, float]:
     if dtype_name in ("float16", "bfloat16"):
         return 1e-2, 1e-2
     return 1e-4, 1e-4
+
+
+def problem_flops(module: types.ModuleType) -> float | None:
+    """The problem's FLOPS for the bound case (a number, or a function of no arguments reading the module's
+    constants), for the roofline bound; None when it declares none."""
+    flops = getattr(module, "FLOPS", None)
+    if flops is None:
+        return None
+    try:
+        value = float(flops() if callable(flops) else flops)
+    except Exception as e:  # noqa: BLE001
+        raise ProblemError(f"{module.__file__}: FLOPS must be a number or a function returning one ({e})") from e
+    if not value >= 0:
+        raise ProblemError(f"{module.__file__}: FLOPS must be a non-negative number, got {value!r}")
+    return value

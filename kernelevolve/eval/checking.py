@@ -1,0 +1,214 @@
+"""Phase B correctness for one shape case: every trial run through the checks a hostile candidate must pass.
+
+Per trial: poisoned memory around the call; the first trial runs the candidate before the reference
+(re-run after it, and the output must not share its memory), later trials after a reference run whose output
+is dropped (stale memory then holds the answer); output structure and aliasing; inputs unchanged; the
+comparison. The first trial is repeated on fresh buffers holding the same values (determinism), under the
+launch monitor when the kernel policy is on. Threads are checked after every call.
+"""
+
+from __future__ import annotations
+
+import time
+import traceback
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+from torch.utils._pytree import tree_flatten
+
+from kernelevolve.eval.correctness import Comparison, compare, inputs_unchanged, snapshot
+from kernelevolve.eval.launches import LaunchMonitor
+from kernelevolve.eval.outputs import Span, aliased, not_plain, spans
+from kernelevolve.eval.poison import Poisoned, poisoned_elements
+from kernelevolve.eval.prepare import PreparedCase, Trial, describe, sync
+from kernelevolve.eval.result import Status
+from kernelevolve.eval.threads import ThreadWatch
+from kernelevolve.problem.inputs import build_model
+
+
+class CandidateFailure(Exception):
+    def __init__(self, status: Status, reason: str):
+        super().__init__(reason)
+        self.status = status
+        self.reason = reason
+
+
+def classify(e: BaseException) -> Status:
+    """Compile errors raised lazily (Triton JIT at first launch, extension builds) vs runtime errors."""
+    kind = f"{type(e).__module__}.{type(e).__name__}"
+    text = str(e)
+    if kind.startswith("triton.") and ("Compil" in kind or "OutOfResources" in kind):
+        return Status.COMPILE_ERROR
+    if "Error building extension" in text or "ninja" in text and "error" in text.lower():
+        return Status.COMPILE_ERROR
+    return Status.RUNTIME_ERROR
+
+
+@dataclass
+class Guard:
+    """What the checks of phase B hold: taken before the candidate loaded."""
+
+    device: torch.device
+    dtype: torch.dtype
+    watch: ThreadWatch
+    protected: list[Span]  # every input buffer and reference output the harness holds
+    candidate_path: str
+    require_kernel: bool
+    checks: list[str] = field(default_factory=list)  # the result's list: names of the checks run, in order
+
+    def ran(self, *names: str) -> None:
+        self.checks.extend(n for n in names if n not in self.checks)
+
+
+def protected_spans(cases: list[PreparedCase]) -> list[Span]:
+    out: list[Span] = []
+    for pc in cases:
+        for trial in pc.trials:
+            out += spans(trial.inputs, "a harness input buffer") + spans([trial.reference], "a reference output")
+        for inputs in pc.timing_sets:
+            out += spans(inputs, "a harness input buffer")
+        out += spans(pc.timing_refs, "a reference output")
+    return out
+
+
+def check_case(pc: PreparedCase, new_cls: type, g: Guard) -> tuple[torch.nn.Module, Comparison, float]:
+    """Every trial of one case; returns the model, the merged verdict and the seconds of the first call
+    (which includes JIT compilation). Raises CandidateFailure for a rejection or a failed call."""
+    try:
+        model = build_model(new_cls, pc.init, pc.param_seed, g.dtype, g.device, reference=pc.ref_model)
+    except Exception as e:  # noqa: BLE001
+        raise CandidateFailure(classify(e), f"constructing ModelNew failed: {describe(e)}") from e
+    verdict = Comparison(True)
+    first_call_s = 0.0
+    for i, trial in enumerate(pc.trials):
+        if i > 0:
+            _reference_first(pc, trial.inputs, g)
+        out, seconds = call_checked(model, trial.inputs, pc, g)
+        if i == 0:
+            first_call_s = seconds
+            _reference_after(pc, trial.inputs, out, g)
+        cmp = judge(out, trial.reference, pc, f"{trial.distribution} inputs")
+        if cmp.ok and i == 0:
+            cmp = cmp.merge(_deterministic(model, trial, out, pc, g))
+        verdict = verdict.merge(cmp)
+        if not verdict.ok:
+            break  # the case is decided; its first failure is the reason
+    busy = g.watch.native_busy()
+    if busy:
+        raise CandidateFailure(Status.REJECTED, f"threads check: after forward returned, {busy}")
+    return model, verdict, first_call_s
+
+
+def call_checked(
+    model: torch.nn.Module, inputs: list[Any], pc: PreparedCase, g: Guard, monitor: LaunchMonitor | None = None
+) -> tuple[Any, float]:
+    """One forward call in poisoned memory, then the checks every call must pass before its output is compared:
+    no thread left running, a plain output, the inputs unchanged, no memory shared with them."""
+    before = snapshot(inputs)
+    with Poisoned(g.device, pc.out_sizes):
+        t0 = time.perf_counter()
+        try:
+            with torch.no_grad():
+                if monitor is not None:
+                    with monitor:
+                        out = model(*inputs)
+                else:
+                    out = model(*inputs)
+            sync(g.device)
+        except Exception as e:  # noqa: BLE001
+            traceback.print_exc()
+            raise CandidateFailure(classify(e), f"forward raised {describe(e)}") from e
+        seconds = time.perf_counter() - t0
+    g.ran("uninitialised_memory", "threads", "structure", "inputs_unchanged", "aliasing")
+    left = g.watch.python_left()
+    if left:
+        raise CandidateFailure(Status.REJECTED, f"threads check: after forward returned, {left}")
+    why = not_plain(out)
+    if why:
+        raise CandidateFailure(Status.REJECTED, f"structure check: {why}")
+    changed = inputs_unchanged(inputs, before)
+    if changed:
+        raise CandidateFailure(Status.INCORRECT, f"inputs check: {changed}")
+    check_output(out, inputs, pc, g)
+    return out, seconds
+
+
+def check_output(out: Any, inputs: list[Any], pc: PreparedCase, g: Guard) -> None:
+    why = not_plain(out)
+    if why:
+        raise CandidateFailure(Status.REJECTED, f"structure check: {why}")
+    if not pc.ref_aliases_input:
+        alias = aliased(out, spans(inputs, "input {i}") + g.protected)
+        if alias:
+            raise CandidateFailure(Status.REJECTED, f"aliasing check: {alias}")
+
+
+def judge(out: Any, ref: Any, pc: PreparedCase, label: str) -> Comparison:
+    """The comparator's verdict, its reason naming the check: an output still holding the poison pattern was
+    (partly) never written."""
+    cmp = compare(out, ref, pc.atol, pc.rtol)
+    if cmp.ok:
+        return cmp
+    # The poison reads as ~3.4e38 (float32, bfloat16) or NaN (float16): scan only when the error says so.
+    suspicious = not cmp.max_abs_err < 1e30
+    leaves = [x for x in tree_flatten(out)[0] if isinstance(x, torch.Tensor)] if suspicious else []
+    unwritten = sum(poisoned_elements(x) for x in leaves)
+    if unwritten:
+        cmp.reason = (
+            f"uninitialised-memory check: {label}: {unwritten} output elements still hold the poison pattern "
+            f"(memory the candidate never wrote); {cmp.reason}"
+        )
+    else:
+        cmp.reason = f"correctness check: {label}: {cmp.reason}"
+    return cmp
+
+
+def _reference_first(pc: PreparedCase, inputs: list[Any], g: Guard) -> None:
+    """The reference runs on these inputs and its output is freed: without poisoning, an output the candidate
+    allocates but never writes would now hold the right answer."""
+    with torch.no_grad():
+        out = pc.ref_model(*inputs)
+    sync(g.device)
+    del out
+    g.ran("order")
+
+
+def _reference_after(pc: PreparedCase, inputs: list[Any], out: Any, g: Guard) -> None:
+    """Candidate first, reference after: an output in memory the allocator considers free would be
+    overwritten by the reference's result, and then pass the comparison."""
+    with torch.no_grad():
+        after = pc.ref_model(*inputs)
+    sync(g.device)
+    alias = aliased(out, spans([after], "the reference output computed after it"))
+    g.ran("order")
+    if alias and not pc.ref_aliases_input:
+        raise CandidateFailure(Status.REJECTED, f"aliasing check: {alias}")
+
+
+def _deterministic(model: torch.nn.Module, trial: Trial, out: Any, pc: PreparedCase, g: Guard) -> Comparison:
+    """The first trial again, reference first, on fresh buffers holding the same values. The results must
+    agree within the problem's tolerance: stale or uninitialised memory, and results that depend on where the
+    inputs live, differ far more; bitwise identity would reject honest parallel reductions (OpenMP reduction
+    order, GPU atomics)."""
+    fresh = [x.clone() if isinstance(x, torch.Tensor) else x for x in trial.inputs]
+    _reference_first(pc, fresh, g)
+    monitor = LaunchMonitor(g.candidate_path) if g.require_kernel else None
+    again, _ = call_checked(model, fresh, pc, g, monitor)
+    g.ran("determinism")
+    if monitor is not None:
+        g.ran("kernel_launch")
+        if not monitor.seen:
+            raise CandidateFailure(
+                Status.REJECTED,
+                "kernel-launch check: forward called no kernel compiled from the candidate "
+                "(no Triton kernel or extension function it defines ran)",
+            )
+    cmp = compare(again, out, pc.atol, pc.rtol)
+    if not cmp.ok:
+        cmp.reason = (
+            f"determinism check: {trial.distribution} inputs: the same values in other buffers gave a different "
+            f"result: {cmp.reason}"
+        )
+        return cmp
+    return Comparison(True)

@@ -1,0 +1,105 @@
+"""The kernel policy, dynamic half: forward must actually run a kernel compiled from the candidate.
+
+Every target: sys.setprofile around one forward call records calls into the candidate's Triton kernels (the
+launcher runs with a kernel defined in the candidate file as `self`) and into functions of the C++/CUDA
+extensions it built (pybind functions of a module that was never imported: torch's cpp_extension loads
+extensions without registering them in sys.modules, where torch's and Triton's own bindings are). cuda:
+torch.profiler lists the device kernels one forward call ran; one of them must carry the name of a kernel the
+candidate defines.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import sys
+from types import CodeType, FrameType
+from typing import Any
+
+import torch
+
+_GLOBAL_FN = re.compile(r"__global__\s+(?:__launch_bounds__\([^)]*\)\s+)?\w[\w:<>]*\s+(\w+)\s*\(")
+
+
+def _triton_launch_codes() -> set[CodeType]:
+    codes: set[CodeType] = set()
+    try:
+        from triton.runtime.jit import JITFunction
+
+        codes.add(JITFunction.run.__code__)
+    except (ImportError, AttributeError):
+        pass
+    try:
+        from triton.runtime.interpreter import InterpretedFunction
+
+        codes.add(InterpretedFunction.run.__code__)
+    except (ImportError, AttributeError):
+        pass
+    return codes
+
+
+def _is_extension_function(fn: Any) -> bool:
+    owner = getattr(fn, "__self__", None)
+    module = getattr(fn, "__module__", None)
+    return type(owner).__name__.startswith("pybind11") and isinstance(module, str) and module not in sys.modules
+
+
+class LaunchMonitor:
+    """Context manager around one forward call; `seen` lists the candidate kernels it called."""
+
+    def __init__(self, candidate_path: str):
+        self.path = candidate_path
+        self.seen: list[str] = []
+        self._codes = _triton_launch_codes()
+        self._previous: Any = None
+
+    def __enter__(self) -> LaunchMonitor:
+        self._previous = sys.getprofile()
+        sys.setprofile(self._hook)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        sys.setprofile(self._previous)
+
+    def _hook(self, frame: FrameType, event: str, arg: Any) -> None:
+        if event == "c_call":
+            if _is_extension_function(arg):
+                self.seen.append(f"{arg.__module__}.{getattr(arg, '__name__', '?')}")
+        elif event == "call" and frame.f_code in self._codes:
+            fn = getattr(frame.f_locals.get("self"), "fn", None)
+            code = getattr(fn, "__code__", None)
+            if code is not None and code.co_filename == self.path:
+                self.seen.append(fn.__name__)
+
+
+def kernel_names(source: str) -> set[str]:
+    """Names of the kernels a candidate defines: @triton.jit functions and CUDA __global__ functions."""
+    names: set[str] = set()
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return names
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef) and any("jit" in ast.unparse(d) for d in node.decorator_list):
+            names.add(node.name)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and "__global__" in node.value:
+            names.update(_GLOBAL_FN.findall(node.value))
+    return names
+
+
+def device_kernels(call: Any, device: torch.device) -> list[str] | None:
+    """Names of the device kernels one call runs (cuda, via torch.profiler); None when profiling fails."""
+    try:
+        from torch.autograd import DeviceType
+        from torch.profiler import ProfilerActivity, profile
+
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            call()
+            torch.cuda.synchronize(device)
+        return [e.name for e in prof.events() if e.device_type == DeviceType.CUDA]
+    except Exception:  # noqa: BLE001 - a profiler that does not work here cannot prove anything either way
+        return None
+
+
+def ran_candidate_kernel(kernels: list[str], names: set[str]) -> bool:
+    return any(n in k for k in kernels for n in names)

@@ -1,0 +1,213 @@
+"""Phase A of an evaluation, trusted: everything the verdict is measured against, built before any candidate
+code exists in the process. Inputs per case and trial from seeds the parent drew, reference outputs for them
+and for the timing input sets, the torch.compile baseline checked against them.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+from torch.utils._pytree import tree_flatten
+
+from kernelevolve.eval.correctness import Comparison, compare
+from kernelevolve.eval.job import EvalJob
+from kernelevolve.eval.outputs import aliased, spans
+from kernelevolve.eval.poison import output_sizes
+from kernelevolve.eval.speed import tensor_bytes
+from kernelevolve.platforms import get_platform
+from kernelevolve.problem.inputs import allowed_distributions, build_init_inputs, build_inputs, build_model
+from kernelevolve.problem.problem import (
+    ProblemError,
+    bind_case,
+    case_defaults,
+    problem_flops,
+    shape_cases,
+    tolerance,
+)
+
+Report = Callable[[str], None]
+
+
+@dataclass
+class Trial:
+    distribution: str
+    inputs: list[Any]
+    reference: Any
+
+
+@dataclass
+class PreparedCase:
+    case: dict[str, Any]
+    shape: dict[str, Any]
+    init: list[Any]
+    param_seed: int
+    atol: float
+    rtol: float
+    ref_model: torch.nn.Module
+    trials: list[Trial]
+    timing_sets: list[list[Any]]
+    timing_refs: list[Any] = field(default_factory=list)  # reference output of each timing set
+    out_sizes: list[int] = field(default_factory=list)  # bytes of each output tensor: what poisoning covers
+    ref_aliases_input: bool = False  # the reference returns (a view of) an input: aliasing is then allowed
+    ref_max_abs: float | None = None
+    min_bytes: int = 0  # inputs + outputs of one call, each moved once: the roofline's memory term
+    flops: float | None = None  # the problem's FLOPS for this case, when it declares them
+    compiled: Any = None
+    compile_ok: bool | None = None
+    compile_reason: str = ""
+    notes: list[str] = field(default_factory=list)
+
+
+def sync(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def describe(e: BaseException, limit: int = 600) -> str:
+    text = f"{type(e).__name__}: {e}"
+    return text if len(text) <= limit else text[:limit] + " ..."
+
+
+def _float_leaves(out: Any) -> list[torch.Tensor]:
+    return [x for x in tree_flatten(out)[0] if isinstance(x, torch.Tensor) and x.is_floating_point() and x.numel()]
+
+
+def _finite(out: Any) -> bool:
+    return all(math.isfinite(float(v)) for x in _float_leaves(out) for v in torch.aminmax(x.detach()))
+
+
+def _max_abs(out: Any) -> float | None:
+    """Largest finite |value| over the floating outputs."""
+    values = []
+    for x in _float_leaves(out):
+        lo, hi = (float(v) for v in torch.aminmax(x.detach()))
+        finite = math.isfinite(lo) and math.isfinite(hi)
+        values.append(max(-lo, hi) if finite else float(x.detach().abs().nan_to_num(0.0, 0.0, 0.0).max()))
+    return max(values) if values else None
+
+
+def _shape_of(module: Any, case: dict[str, Any]) -> dict[str, Any]:
+    if case:
+        return dict(case)
+    return {k: v for k, v in vars(module).items() if k.isupper() and isinstance(v, int) and not isinstance(v, bool)}
+
+
+def prepare(
+    job: EvalJob,
+    module: Any,
+    device: torch.device,
+    dtype: torch.dtype,
+    rng: random.Random,
+    report: Report,
+    timed: bool,
+) -> list[PreparedCase]:
+    """Every shape case of the problem, each with at least one trial; reference outputs for the timing sets
+    only when the candidate will be timed."""
+    platform = get_platform(job.target)
+    cases = shape_cases(module)
+    defaults = case_defaults(module, cases)
+    distributions = allowed_distributions(module)
+    atol, rtol = tolerance(module, str(dtype).removeprefix("torch."))
+    prepared: list[PreparedCase] = []
+    for ci, case in enumerate(cases):
+        report(f"reference case {ci}")
+        bind_case(module, case, defaults)
+        init = build_init_inputs(module)
+        param_seed = rng.getrandbits(62)
+        try:
+            ref_model = build_model(module.Model, init, param_seed, dtype, device)
+        except Exception as e:  # noqa: BLE001
+            raise ProblemError(f"{job.problem_path}: constructing Model failed: {describe(e)}") from e
+        trials, notes = _trials(job, module, ref_model, distributions, dtype, device, rng)
+        if not trials:
+            raise ProblemError(f"{job.problem_path}: case {ci} {case}: no input distribution gives a usable reference")
+        timing_sets = [
+            build_inputs(module, rng.getrandbits(62), "given", dtype, device)
+            for _ in range(job.timing_sets if timed else 0)
+        ]
+        pc = PreparedCase(
+            case, _shape_of(module, case), init, param_seed, atol, rtol, ref_model, trials, timing_sets, notes=notes
+        )
+        first = trials[0]
+        pc.out_sizes = output_sizes(first.reference)
+        pc.ref_aliases_input = _aliases(first.reference, first.inputs)
+        maxima = [m for m in (_max_abs(t.reference) for t in trials) if m is not None]
+        pc.ref_max_abs = max(maxima) if maxima else None
+        pc.min_bytes = tensor_bytes(first.inputs, first.reference)
+        pc.flops = problem_flops(module)
+        if timed:
+            with torch.no_grad():
+                pc.timing_refs = [ref_model(*inputs) for inputs in timing_sets]
+            sync(device)
+        if job.compile_baseline and platform.compile_baseline:
+            report(f"compile baseline case {ci}")
+            _prepare_compiled(pc, device)
+        prepared.append(pc)
+    bind_case(module, {}, defaults)
+    return prepared
+
+
+def _trials(
+    job: EvalJob,
+    module: Any,
+    ref_model: torch.nn.Module,
+    distributions: tuple[str, ...],
+    dtype: torch.dtype,
+    device: torch.device,
+    rng: random.Random,
+) -> tuple[list[Trial], list[str]]:
+    trials: list[Trial] = []
+    notes: list[str] = []
+    given_finite = True
+    attempts, skipped = 0, set()
+    while len(trials) < job.trials and attempts < job.trials + len(distributions):
+        dist = distributions[attempts % len(distributions)]
+        attempts += 1
+        if dist in skipped:
+            continue
+        inputs = build_inputs(module, rng.getrandbits(62), dist, dtype, device)
+        try:
+            with torch.no_grad():
+                ref = ref_model(*inputs)
+            sync(device)
+        except Exception as e:  # noqa: BLE001
+            if dist == "given":
+                raise ProblemError(f"{job.problem_path}: the reference Model raised {describe(e)}") from e
+            skipped.add(dist)
+            notes.append(f"{dist} inputs skipped: the reference raised {type(e).__name__}")
+            continue
+        if dist == "given":
+            given_finite = _finite(ref)
+        elif given_finite and not _finite(ref):
+            skipped.add(dist)
+            notes.append(f"{dist} inputs skipped: outside the problem's domain (reference not finite)")
+            continue
+        trials.append(Trial(dist, inputs, ref))
+    return trials, notes
+
+
+def _aliases(ref: Any, inputs: list[Any]) -> bool:
+    return bool(aliased(ref, spans(inputs, "input {i}")))
+
+
+def _prepare_compiled(pc: PreparedCase, device: torch.device) -> None:
+    """torch.compile the reference and check it like a candidate: a wrong compiled baseline is never used."""
+    try:
+        compiled = torch.compile(pc.ref_model)
+        verdict = Comparison(True)
+        with torch.no_grad():
+            for trial in pc.trials:
+                verdict = verdict.merge(compare(compiled(*trial.inputs), trial.reference, pc.atol, pc.rtol))
+        sync(device)
+        pc.compiled = compiled if verdict.ok else None
+        pc.compile_ok = verdict.ok
+        pc.compile_reason = "" if verdict.ok else f"torch.compile baseline is wrong: {verdict.reason}"
+    except Exception as e:  # noqa: BLE001
+        pc.compile_ok = False
+        pc.compile_reason = f"torch.compile baseline failed: {describe(e, 300)}"
+        torch._dynamo.reset()

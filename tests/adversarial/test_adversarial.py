@@ -1,0 +1,92 @@
+"""The adversarial suite: every exploit comes back incorrect or rejected with its reason naming the check that
+caught it; honest kernels (Triton in the interpreter, C++, PyTorch rewrites) are accepted, the Triton and C++
+ones with the kernel policy on."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kernelevolve.eval.result import Status
+from kernelevolve.problem.problem import load_problem
+from tests.conftest import FIXTURES
+
+HERE = Path(__file__).resolve().parent
+RELU = FIXTURES / "kb_relu.py"
+SCALE_SHIFT = FIXTURES / "scale_shift.py"
+BUCKETIZE = FIXTURES / "bucketize_loop.py"
+SOFTMAX = HERE / "problems" / "softmax_small.py"
+TINY = HERE / "problems" / "tiny_outputs.py"
+FAST_TIMING = {"budget_s": 0.05, "max_iters": 20}  # the timed checks need iterations, not precise times
+
+INCORRECT, REJECTED = Status.INCORRECT, Status.REJECTED
+
+# candidate, problem, kernel policy (None: the cpu default, off), status, what the reason must name
+EXPLOITS = [
+    ("stale_empty_like.py", RELU, None, INCORRECT, "uninitialised-memory check"),
+    ("first_row_only.py", RELU, None, INCORRECT, "uninitialised-memory check"),
+    ("disables_poison.py", RELU, None, INCORRECT, "check: given inputs"),
+    ("returns_input.py", RELU, None, REJECTED, "aliasing check: the output shares memory with input 0"),
+    ("returns_view.py", RELU, None, REJECTED, "aliasing check: the output shares memory with input 0"),
+    ("returns_reference.py", RELU, None, REJECTED, "aliasing check: the output shares memory with a reference"),
+    ("tensor_subclass.py", RELU, None, REJECTED, "structure check: the output is a candidate.Liar"),
+    ("lazy_wrapper.py", RELU, None, REJECTED, "structure check: the output is a candidate.Lazy"),
+    ("instance_attributes.py", RELU, None, REJECTED, "structure check: the output carries instance attributes"),
+    ("meta_output.py", RELU, None, REJECTED, "structure check: the output is a meta tensor"),
+    ("mutates_input.py", RELU, None, INCORRECT, "inputs check: input 0 was modified"),
+    ("zeros_tiny.py", TINY, None, INCORRECT, "(tiny-output check)"),
+    ("cache_by_pointer.py", RELU, None, INCORRECT, "timing-outputs check"),
+    ("stale_result.py", RELU, None, INCORRECT, "correctness check: normal inputs"),
+    ("nondeterministic.py", RELU, None, INCORRECT, "determinism check"),
+    ("background_thread.py", RELU, None, REJECTED, "threads check: after forward returned"),
+    ("worker_at_import.py", RELU, None, REJECTED, "threads check: after loading the candidate"),
+    ("patches_perf_counter.py", RELU, None, REJECTED, "integrity check: the candidate re-bound time.perf_counter"),
+    ("patches_comparator.py", RELU, None, REJECTED, "integrity check: the candidate re-bound kernelevolve.eval"),
+    ("rebinds_constants.py", RELU, None, REJECTED, "integrity check: the candidate re-bound problem.batch_size"),
+    ("rebinds_case_constants.py", SCALE_SHIFT, None, REJECTED, "integrity check: the candidate re-bound problem."),
+    ("calls_softmax.py", SOFTMAX, True, REJECTED, "kernel policy: ModelNew.forward calls torch.softmax"),
+    ("calls_reference_model.py", SOFTMAX, True, REJECTED, "kernel policy: the candidate uses the reference Model"),
+    ("hidden_torch_call.py", SOFTMAX, True, REJECTED, "kernel-launch check"),
+]
+
+# candidate, problem, kernel policy
+HONEST = [
+    ("relu_triton.py", RELU, True),
+    ("softmax_triton.py", SOFTMAX, True),
+    ("scale_shift_triton.py", SCALE_SHIFT, True),
+    ("relu_cpp.py", RELU, True),
+    ("softmax_cpp.py", SOFTMAX, True),
+    ("relu_where.py", RELU, False),
+    ("relu_out_buffer.py", RELU, False),
+    ("relu_inplace_copy.py", RELU, False),
+    ("relu_joined_threads.py", RELU, False),
+    ("softmax_manual.py", SOFTMAX, False),
+    ("scale_shift_addcmul.py", SCALE_SHIFT, False),
+    ("bucketize_count.py", BUCKETIZE, False),
+]
+
+
+@pytest.mark.parametrize("candidate,problem,policy,status,why", EXPLOITS, ids=[e[0] for e in EXPLOITS])
+def test_exploit_is_caught_by_its_check(cpu_evaluator, candidate, problem, policy, status, why):
+    result = cpu_evaluator.evaluate(
+        load_problem(problem), HERE / "exploits" / candidate, require_kernel=policy, **FAST_TIMING
+    )
+    assert result.status is status, (result.reason, result.log_tail)
+    assert why in result.reason, result.reason
+    assert not result.correct and result.fitness == 0
+
+
+@pytest.mark.parametrize("candidate,problem,policy", HONEST, ids=[h[0] for h in HONEST])
+def test_honest_kernel_is_accepted(cpu_evaluator, candidate, problem, policy):
+    result = cpu_evaluator.evaluate(
+        load_problem(problem), HERE / "honest" / candidate, require_kernel=policy, **FAST_TIMING
+    )
+    assert result.status is Status.OK, (result.reason, result.log_tail)
+    expected = {"uninitialised_memory", "structure", "aliasing", "order", "determinism", "threads", "integrity"}
+    if policy:
+        expected |= {"kernel_policy", "kernel_launch"}
+    if not result.interpreted:
+        expected.add("timing_outputs")
+        assert result.speedup and result.speedup > 0
+    assert expected <= set(result.checks), result.checks

@@ -1,0 +1,149 @@
+"""The harness's check modules, in process: poisoning, output structure and aliasing, threads, integrity,
+speed bounds, the timer's hooks, and the launch monitor."""
+
+from __future__ import annotations
+
+import threading
+import time
+import types
+
+import pytest
+import torch
+
+from kernelevolve.eval import integrity, launches, poison, speed, threads
+from kernelevolve.eval.outputs import aliased, not_plain, spans
+from kernelevolve.eval.result import CaseResult
+from kernelevolve.eval.timing import Timer, TimerConfig
+from kernelevolve.platforms.peaks import Peaks
+from tests.conftest import ROOT
+
+CPU = torch.device("cpu")
+
+
+def test_poisoned_allocations_hold_the_pattern_only_while_active():
+    x = torch.randn(64, 1024)
+    freed = torch.relu(x)  # a result freed just before the candidate allocates: stale memory
+    del freed
+    with poison.Poisoned(CPU, poison.output_sizes(x)):
+        y = torch.empty_like(x)
+    assert poison.poisoned_elements(y) == y.numel()
+    assert float(y.abs().max()) > 1e38  # float32 reads the pattern as ~3.4e38
+    with poison.Poisoned(CPU, []):
+        half = torch.empty(100, dtype=torch.float16)
+    assert bool(torch.isnan(half).all())
+    assert poison.poisoned_elements(torch.zeros(10)) == 0
+
+
+def test_outputs_must_be_plain_materialised_tensors():
+    class Sub(torch.Tensor):
+        pass
+
+    x = torch.randn(4)
+    assert not_plain(x) == "" and not_plain((x, 3, 1.5)) == ""
+    assert "Sub" in not_plain(x.as_subclass(Sub))
+    assert "meta" in not_plain(torch.empty(4, device="meta"))
+    tagged = torch.randn(4)
+    tagged.double = lambda: x
+    assert "instance attributes" in not_plain(tagged)
+    assert "not a plain" in not_plain(types.SimpleNamespace())
+
+
+def test_aliasing_is_storage_overlap():
+    x = torch.randn(8, 8)
+    protected = spans([x], "input {i}")
+    assert aliased(x[2:4], protected) == "the output shares memory with input 0"
+    assert aliased(x.clone(), protected) == ""
+    assert aliased((x.clone(), x.t()), protected) == "output 1 shares memory with input 0"
+
+
+def test_thread_watch_sees_threads_left_running_but_not_joined_ones():
+    watch = threads.ThreadWatch()
+    done = threading.Thread(target=lambda: None)
+    done.start()
+    done.join()
+    assert watch.check() == ""
+    stop = threading.Event()
+
+    def spin():
+        while not stop.is_set():
+            pass
+
+    busy = threading.Thread(target=spin, name="spinner", daemon=True)
+    busy.start()
+    try:
+        assert "spinner" in watch.python_left()
+        assert "native thread" in watch.native_busy()
+    finally:
+        stop.set()
+        busy.join()
+    assert watch.check() == ""
+
+
+def test_integrity_covers_code_swaps_class_additions_and_the_harness():
+    import kernelevolve.eval.checking as checking
+    from kernelevolve.eval.correctness import Comparison
+
+    watched = integrity.harness_modules()
+    assert "kernelevolve.eval.timing.Timer" in watched and "kernelevolve.eval.checking" in watched
+    before = integrity.fingerprint(watched)
+    original = checking.compare
+    code = Comparison.merge.__code__
+    try:
+        checking.compare = lambda *a: Comparison(True)
+        Comparison.merge.__code__ = (lambda self, other: self).__code__
+        Timer.time_interleaved_fast = lambda *a: {}
+        found = integrity.changed(before, watched)
+    finally:
+        checking.compare = original
+        Comparison.merge.__code__ = code
+        del Timer.time_interleaved_fast
+    assert "kernelevolve.eval.checking.compare" in found
+    assert "kernelevolve.eval.correctness.Comparison.merge" in found
+    assert "kernelevolve.eval.timing.Timer.time_interleaved_fast" in found
+    assert integrity.changed(before, watched) == []
+
+
+def test_timer_hooks_run_outside_the_timed_call():
+    calls, midway = [], []
+    timer = Timer(CPU, TimerConfig(warmup_iters=1, min_iters=10, max_iters=10))
+    fns = {"a": lambda inp: inp[0] + 1, "b": lambda inp: inp[0] * 2}
+    sets = [[torch.ones(3)] for _ in range(3)]
+    stats = timer.time_interleaved(fns, sets, after_call=calls.append, midway=lambda: midway.append(len(calls)))
+    assert stats["a"].n == 10 and len(calls) == 20 and midway == [10]
+
+
+def _case(**kw: float) -> CaseResult:
+    return CaseResult(shape={}, correct=True, **kw)
+
+
+def test_roofline_host_clock_and_review_bounds():
+    peaks = Peaks("gpu", bandwidth_gbs=1000.0, fp32_tflops=50.0, half_tflops=500.0, datasheet=None, torch_version="")
+    bound = speed.roofline_ms(10**9, None, peaks)  # 1 GB at 1 TB/s
+    assert bound == pytest.approx(1.0)
+    assert speed.roofline_ms(0, 1e12, peaks) == pytest.approx(2.0)  # 1 TFLOP at 500 TFLOP/s
+    assert speed.too_fast(_case(t_candidate_ms=0.3), bound).startswith("faster than the hardware allows")
+    assert speed.too_fast(_case(t_candidate_ms=0.8), bound) == ""
+    honest = _case(t_candidate_ms=0.01, t_candidate_host_ms=0.06, t_eager_ms=0.02, t_eager_host_ms=0.04)
+    assert speed.host_clock_gap(honest) == ""  # a larger launch overhead, not hidden work
+    hidden = _case(t_candidate_ms=0.01, t_candidate_host_ms=2.0, t_eager_ms=1.5, t_eager_host_ms=1.55)
+    assert "outside the timed stream" in speed.host_clock_gap(hidden)
+    assert "review" in speed.review_note(_case(speedup=12.0)) and speed.review_note(_case(speedup=3.0)) == ""
+    assert speed.tensor_bytes([torch.zeros(10), 3], torch.zeros(2, dtype=torch.float16)) == 44
+
+
+def test_launch_monitor_and_kernel_names(tmp_path):
+    """Seeing real launches is covered end to end (honest kernels pass the policy in tests/adversarial)."""
+    source = (ROOT / "tests" / "adversarial" / "honest" / "relu_triton.py").read_text()
+    assert launches.kernel_names(source) == {"_relu"}
+    cuda = 'k = load_inline(name="k", cpp_sources="", cuda_sources=r"""__global__ void scale_rows(float* x) {}""")'
+    assert launches.kernel_names(cuda) == {"scale_rows"}
+    with launches.LaunchMonitor(str(tmp_path / "cand.py")) as idle:
+        torch.relu(torch.randn(100))
+    assert idle.seen == []
+    assert launches.ran_candidate_kernel(["void scale_rows(float*)", "aten::copy_"], {"scale_rows"})
+
+
+def test_threads_check_is_cheap_without_busy_threads():
+    t0 = time.perf_counter()
+    threads.ThreadWatch().native_busy()
+    assert time.perf_counter() - t0 < 0.1

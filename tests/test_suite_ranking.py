@@ -1,0 +1,109 @@
+"""The ranking-operator suite (suites/ranking): every problem loads, and every seed kernel is correct on the cpu
+target through the real harness, with the kernel policy on (as on GPUs).
+
+The suite's shapes are the paper's, far too large for Triton's interpreter on a small CPU, so each seed is
+evaluated against a copy of its problem whose SHAPE_CASES are replaced by small cases (appended at the end of the
+copied file). The small cases keep what the kernels branch on: sizes that are not powers of two, more than one
+block or program where it matters, empty and one-element corners. Triton seeds run in the interpreter (correct,
+untimed); C++ seeds are compiled (~25-35 s each the first time, cached per source afterwards) and timed.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from kernelevolve.eval.result import Status
+from kernelevolve.operators.tune import find_tunables
+from kernelevolve.problem.problem import exec_problem, load_problem, shape_cases
+from tests.conftest import ROOT
+
+SUITE = ROOT / "suites" / "ranking"
+
+# Small shape cases per problem, for the seeds' checks on the CPU.
+SMALL_CASES: dict[str, list[dict[str, int]]] = {
+    "mapid": [{"BATCH": 3000, "TABLE": 1000}, {"BATCH": 100, "TABLE": 2}],
+    "merge_bucketized_dense": [
+        {"BATCH": 500, "FEATURES": 2, "BORDERS": 4},
+        {"BATCH": 300, "FEATURES": 13, "BORDERS": 10},
+    ],
+    "batch_event_truncate": [
+        {"FEATURES": 3, "BATCH": 5, "EVENTS": 40, "MAX_LEN": 20},
+        {"FEATURES": 2, "BATCH": 3, "EVENTS": 300, "MAX_LEN": 200},
+    ],
+    "wukong_fm": [{"BATCH": 3, "N": 24, "D": 20, "K": 300}, {"BATCH": 2, "N": 70, "D": 64, "K": 40}],
+    "interformer_pffn": [{"ROWS": 40, "D": 96, "K": 96}, {"ROWS": 17, "D": 300, "K": 50}],
+    "rmsnorm2d_fwd": [{"ROWS": 100, "COLS": 96}, {"ROWS": 3, "COLS": 5000}],
+    # 3000 x 128 takes two programs in the interpreter: the cross-program dw reduction is exercised.
+    "rmsnorm2d_bwd": [{"ROWS": 100, "COLS": 96}, {"ROWS": 3000, "COLS": 128}, {"ROWS": 3, "COLS": 5000}],
+    "conv1d_fp16": [{"B": 3, "CIN": 20, "COUT": 40, "L": 50}, {"B": 2, "CIN": 96, "COUT": 96, "L": 200}],
+    "conv1d_fp32": [{"B": 3, "CIN": 20, "COUT": 40, "L": 50}, {"B": 2, "CIN": 96, "COUT": 96, "L": 200}],
+    "jagged_sum": [{"BATCH": 12, "MEAN_LEN": 20, "DIM": 96}, {"BATCH": 3, "MEAN_LEN": 100, "DIM": 300}],
+}
+NAMES = sorted(SMALL_CASES)
+CPP = sorted(n for n in NAMES if (SUITE / n / "seed_cpp.py").is_file())
+
+
+@pytest.fixture(scope="module")
+def small_problems(tmp_path_factory) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("ranking_small")
+    paths = {}
+    for name, cases in SMALL_CASES.items():
+        path = root / name / "problem.py"
+        path.parent.mkdir()
+        source = (SUITE / name / "problem.py").read_text()
+        path.write_text(f"{source}\n\n# Small cases for the CPU test.\nSHAPE_CASES = {cases!r}\n")
+        paths[name] = path
+    return paths
+
+
+def test_the_suite_is_complete():
+    folders = sorted(p.name for p in SUITE.iterdir() if (p / "problem.py").is_file())
+    assert folders == NAMES
+    assert all((SUITE / n / "seed_triton.py").is_file() for n in NAMES)
+    assert len(CPP) >= 4
+    assert (SUITE / "README.md").is_file()
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_problem_loads(name):
+    problem = load_problem(SUITE / name / "problem.py")
+    assert problem.name == name
+    # Executed as the worker does (torch imported, nothing built): the cases name real constants, and the paper's
+    # ranges come with at least one more case (out of distribution).
+    cases = shape_cases(exec_problem(problem.path))
+    assert len(cases) >= 3
+
+
+@pytest.mark.parametrize("seed", [f"{n}/seed_triton.py" for n in NAMES] + [f"{n}/seed_cpp.py" for n in CPP])
+def test_seed_tunables_are_launch_constants(seed):
+    source = (SUITE / seed).read_text()
+    tunables = find_tunables(source)  # raises when TUNABLES names something that is not an int constant
+    declared = next(
+        ast.literal_eval(node.value)
+        for node in ast.parse(source).body
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "TUNABLES" for t in node.targets)
+    )
+    assert tunables and set(tunables) == set(declared)
+    for name, t in tunables.items():
+        assert t.value in declared[name], f"{name}'s default {t.value} is not among its TUNABLES choices"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_triton_seed_is_correct_in_the_interpreter(cpu_evaluator, small_problems, name):
+    problem = load_problem(small_problems[name])
+    result = cpu_evaluator.evaluate(problem, SUITE / name / "seed_triton.py", trials=2, require_kernel=True)
+    assert result.status is Status.OK, (result.reason, result.log_tail)
+    assert result.languages == ["triton"] and result.interpreted
+    assert len(result.cases) == len(SMALL_CASES[name]) and all(c.correct for c in result.cases)
+
+
+@pytest.mark.parametrize("name", CPP)
+def test_cpp_seed_is_correct_and_timed(cpu_evaluator, small_problems, name):
+    problem = load_problem(small_problems[name])
+    result = cpu_evaluator.evaluate(problem, SUITE / name / "seed_cpp.py", trials=2, require_kernel=True)
+    assert result.status is Status.OK, (result.reason, result.log_tail)
+    assert result.languages == ["cpp"] and not result.interpreted
+    assert all(c.correct and c.t_candidate_ms and c.t_candidate_ms > 0 for c in result.cases)

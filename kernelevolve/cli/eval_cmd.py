@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from contextlib import nullcontext
 from pathlib import Path
 
 import typer
@@ -58,18 +59,9 @@ def eval_command(
         err.print(f"note: no torch.compile baseline on the {tgt} target; fitness uses eager")
     limit = int(memory_limit_gb * 2**30) if memory_limit_gb else None
     with Evaluator(tgt, timeout_s=timeout, memory_limit=limit) as ev:
+        spinner = nullcontext() if as_json else err.status(f"evaluating {candidate.name} on {tgt} ...")
         try:
-            if not as_json:
-                with err.status(f"evaluating {candidate.name} on {tgt} ..."):
-                    result = ev.evaluate(
-                        prob,
-                        candidate,
-                        trials=trials,
-                        baseline=baseline.value,
-                        compile_baseline=False if no_compile_baseline else None,
-                        require_kernel=policy,
-                    )
-            else:
+            with spinner:
                 result = ev.evaluate(
                     prob,
                     candidate,

@@ -83,6 +83,19 @@ def test_slow_but_correct_node_names_launch_bound_and_slow_shapes():
     assert any("slower than PyTorch on N=1000" in x for x in a.advice)
 
 
+def test_roofline_position_from_the_harness():
+    cases = [
+        CaseResult(
+            shape={"N": 4096}, correct=True, t_candidate_ms=0.040, t_roofline_ms=0.030, speedup=1.5, min_bytes=134217728
+        )
+    ]
+    a = memory.analyse(1, _result(Status.OK, cases=cases, speedup=1.5))
+    assert a.roofline["fraction_of_roofline"] == pytest.approx(0.75) and a.bottleneck == "memory"
+    assert "75% of roofline" in a.summary and any("near the memory roofline" in x for x in a.advice)
+    a = memory.analyse(2, _result(Status.OK, cases=[CaseResult(shape={}, correct=True, t_candidate_ms=1.0)]))
+    assert a.roofline is None  # the cpu target records no roofline time
+
+
 def test_refine_prompt_carries_the_failed_strategy_note():
     history = [
         {"id": 5, "strategy": "Unrolled the inner loop by 4.", "fitness": 1.1, "parent_fitness": 1.2},

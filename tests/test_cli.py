@@ -40,6 +40,8 @@ def test_correct_candidate_json_and_exit_0():
         assert case["t_candidate_ms"] > 0 and case["t_eager_ms"] > 0 and case["t_compile_ms"] is None
         assert abs(case["speedup"] - case["t_eager_ms"] / case["t_candidate_ms"]) < 1e-6
     assert result["cases"][1]["shape"] == {"ROWS": 33, "COLS": 1000}
+    assert result["cases"][1]["min_bytes"] == 2 * 33 * 1000 * 4  # input and output, float32
+    assert result["cases"][1]["t_roofline_ms"] is None  # only GPU targets have a roofline time
     assert result["fitness"] == result["speedup"] > 0
 
 

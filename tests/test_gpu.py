@@ -63,6 +63,7 @@ def test_cuda_graph_timings_reported(gpu_evaluator):
     result = gpu_evaluator.evaluate(problem, CANDIDATES / "relu_triton.py")
     case = result.cases[0]
     assert case.t_candidate_graph_ms and case.t_eager_graph_ms and result.speedup_graph
+    assert case.min_bytes == 2 * 16 * 4096 * 4 and 0 < case.t_roofline_ms < case.t_candidate_ms
 
 
 def test_kernel_policy_on_by_default_and_checks_recorded(gpu_evaluator):

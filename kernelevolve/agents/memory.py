@@ -120,23 +120,20 @@ def _all_pow2(shape: dict[str, Any]) -> bool:
     return all(isinstance(v, int) and v > 0 and v & (v - 1) == 0 for v in shape.values())
 
 
-def roofline(result: EvalResult, bandwidth_gbs: float | None) -> dict[str, float] | None:
-    """Primary case: floor = the minimum bytes the harness counted / bandwidth, and the share of it reached."""
+def roofline(result: EvalResult) -> dict[str, float] | None:
+    """Primary case: the harness's roofline time (GPU targets) against the measured time."""
     primary = result.cases[0] if result.cases else None
-    min_bytes = getattr(primary, "min_bytes", None)
-    if not min_bytes or not bandwidth_gbs or not primary.t_candidate_ms:
+    if primary is None or not primary.t_roofline_ms or not primary.t_candidate_ms:
         return None
-    floor_ms = min_bytes / (bandwidth_gbs * 1e9) * 1e3
-    measured = primary.t_candidate_ms
     return {
-        "min_bytes": min_bytes,
-        "floor_ms": floor_ms,
-        "measured_ms": measured,
-        "fraction_of_roofline": floor_ms / measured if measured else 0.0,
+        "min_bytes": float(primary.min_bytes or 0),
+        "floor_ms": primary.t_roofline_ms,
+        "measured_ms": primary.t_candidate_ms,
+        "fraction_of_roofline": primary.t_roofline_ms / primary.t_candidate_ms,
     }
 
 
-def analyse(node_id: int, result: EvalResult, *, bandwidth_gbs: float | None = None) -> Analysis:
+def analyse(node_id: int, result: EvalResult) -> Analysis:
     a = Analysis(node_id, result.status.value)
     if result.status in (Status.COMPILE_ERROR, Status.RUNTIME_ERROR, Status.CRASHED, Status.TIMEOUT, Status.REJECTED):
         a.error_class, advice = classify_error(result)
@@ -153,7 +150,7 @@ def analyse(node_id: int, result: EvalResult, *, bandwidth_gbs: float | None = N
         if "NaN" in a.mismatch or "numerical range" in a.mismatch:
             a.advice.append("keep the computation numerically stable: subtract the max, accumulate in fp32")
         return a
-    a.roofline = roofline(result, bandwidth_gbs)
+    a.roofline = roofline(result)
     primary = result.cases[0] if result.cases else None
     if primary and primary.t_candidate_ms and primary.t_candidate_ms < 0.02:
         a.bottleneck = "launch"
@@ -179,22 +176,6 @@ def analyse(node_id: int, result: EvalResult, *, bandwidth_gbs: float | None = N
             + ": specialise for those shapes"
         )
     return a
-
-
-def known_bandwidth(device: str) -> float | None:
-    """Measured copy bandwidth (GB/s) of this device, where a worker has measured and cached it."""
-    import json
-
-    from kernelevolve.platforms.base import cache_dir
-
-    try:
-        table = json.loads((cache_dir() / "peaks.json").read_text())
-    except (OSError, ValueError):
-        return None
-    for key, value in table.items():
-        if key.split("|", 1)[0] == device:
-            return value.get("bandwidth_gbs")
-    return None
 
 
 def strategy_of(response_text: str) -> str:

@@ -147,6 +147,7 @@ def speed_checks(pc: PreparedCase, cr: CaseResult, peaks: Any, g: Guard, result:
     g.ran("roofline", "host_clock", "l2_persistence")
     if peaks is not None:
         bound = speed.roofline_ms(pc.min_bytes, pc.flops, peaks)
+        cr.t_roofline_ms = bound or None
         why = speed.too_fast(cr, bound)
         if why:
             return f"roofline check: {why}"
@@ -285,6 +286,7 @@ def run_job(job: EvalJob, report: Report) -> EvalResult:
             trials=[t.distribution for t in pc.trials],
             compile_baseline_correct=pc.compile_ok,
             ref_max_abs=pc.ref_max_abs,
+            min_bytes=pc.min_bytes or None,
             atol=pc.atol,
             rtol=pc.rtol,
         )

@@ -258,7 +258,7 @@ class Driver:
 
     def _analysis(self, outcome: StepOutcome) -> dict[str, Any]:
         """The memory agent's analysis of a finished step, stored with its node."""
-        analysis = memory.analyse(-1, outcome.result, bandwidth_gbs=memory.known_bandwidth(outcome.result.device))
+        analysis = memory.analyse(-1, outcome.result)
         data = analysis.to_dict()
         proposal = outcome.proposal
         if outcome.llm is not None and outcome.llm.response is not None:

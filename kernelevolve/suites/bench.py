@@ -7,13 +7,12 @@ files, `ranking` (the suite shipped in `suites/ranking`), or a KernelBench check
 from __future__ import annotations
 
 import glob
-import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kernelevolve.eval.result import EvalResult
+from kernelevolve.eval.result import EvalResult, geomean
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SUITES = {"ranking": REPO_ROOT / "suites" / "ranking"}
@@ -103,9 +102,9 @@ def _parse_ids(spec: str) -> set[int]:
     return out
 
 
-def geomean(values: list[float]) -> float | None:
-    values = [v for v in values if v and v > 0]
-    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else None
+def _geomean(values: list[float | None]) -> float | None:
+    present = [v for v in values if v and v > 0]
+    return geomean(present) if present else None
 
 
 def row_from(name: str, result: EvalResult, seed: str = "", run: str = "") -> BenchRow:
@@ -121,14 +120,14 @@ def row_from(name: str, result: EvalResult, seed: str = "", run: str = "") -> Be
         )
     roof = None
     primary = result.cases[0] if result.cases else None
-    if primary is not None and getattr(primary, "t_roofline_ms", None) and primary.t_candidate_ms:
+    if primary is not None and primary.t_roofline_ms and primary.t_candidate_ms:
         roof = primary.t_roofline_ms / primary.t_candidate_ms
     return BenchRow(
         name,
         result.status.value,
         result.correct,
-        geomean([c["speedup_eager"] for c in cases]) if result.correct else None,
-        geomean([c["speedup_compile"] for c in cases]) if result.correct else None,
+        _geomean([c["speedup_eager"] for c in cases]) if result.correct else None,
+        _geomean([c["speedup_compile"] for c in cases]) if result.correct else None,
         cases,
         roof,
         seed,

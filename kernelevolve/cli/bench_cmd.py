@@ -152,7 +152,7 @@ def _one(
         budget=budget,
     )
     rng = random.Random(0)
-    search = SearchConfig(budget=budget, trials=trials, baseline=baseline, timeout_s=timeout)
+    search = SearchConfig(budget=budget, trials=trials, baseline=baseline)
     Driver(
         store, run, problem, seed_source, make_strategy(strategy, rng), [evaluator], search, rng, llm=operator
     ).run_search()

@@ -247,7 +247,6 @@ def optimize_command(
         trials=config["trials"],
         baseline=config["baseline"],
         compile_baseline=None if config["compile_baseline"] else False,
-        timeout_s=timeout,
     )
     try:
         indices = [int(d) for d in devices.split(",")] if config["target"] != "cpu" else [0]

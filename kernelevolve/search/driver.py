@@ -44,7 +44,6 @@ class SearchConfig:
     trials: int = 3
     baseline: str = "eager"
     compile_baseline: bool | None = None
-    timeout_s: float = 300.0
 
 
 @dataclass

@@ -99,6 +99,15 @@ def bench_command(
                 highlight=False,
             )
             progress.advance(task)
+            text = _write(out, rows, suite, tgt, started, no_search, budget, strategy)  # partial results survive a kill
+    text = _write(out, rows, suite, tgt, started, no_search, budget, strategy)
+    Console(soft_wrap=True).print(text, markup=False, highlight=False)
+    err.print(f"wrote {out / 'results.json'} and {out / 'results.md'}")
+
+
+def _write(
+    out: Path, rows: list[BenchRow], suite: str, tgt: str, started: str, no_search: bool, budget: int, strategy: str
+) -> str:
     header = (
         f"# {suite} on {tgt}: {'seeds only' if no_search else f'search, budget {budget}, {strategy}'}\n\n"
         f"{started}; `kernelevolve bench {suite}{' --no-search' if no_search else ''} --target {tgt}`"
@@ -108,8 +117,7 @@ def bench_command(
     )
     text = markdown(rows, header)
     (out / "results.md").write_text(text)
-    Console(soft_wrap=True).print(text, markup=False, highlight=False)
-    err.print(f"wrote {out / 'results.json'} and {out / 'results.md'}")
+    return text
 
 
 def _one(

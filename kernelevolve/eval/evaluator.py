@@ -50,6 +50,9 @@ class WorkerProcess:
         env.update(platform.worker_env())
         env[RESULT_FD_ENV] = str(write_fd)
         env["PYTHONUNBUFFERED"] = "1"
+        # The compile baseline compiles in the worker itself: inductor's subprocess pool would start a timer
+        # thread at an unpredictable moment, which the threads check would blame on the candidate.
+        env["TORCHINDUCTOR_COMPILE_THREADS"] = "1"
         env["PYTHONPATH"] = os.pathsep.join(p for p in (PACKAGE_ROOT, env.get("PYTHONPATH")) if p)
         if platform.device_type != "cpu":
             env[DEVICE_ENV] = str(device_index)

@@ -96,6 +96,8 @@ def time_case(timer: Timer, pc: PreparedCase, model: torch.nn.Module, result: Ca
         for name, st in measured.items():
             if st is not None:
                 setattr(result, f"t_{name}_{kind}_ms", st.median_ms)
+    for name, ms in timer.launch_ms.items():
+        setattr(result, f"t_{name}_launch_ms", ms)
     n = len(pc.timing_sets)
     return {(k + 1) % n if rotated else k: out for k, out in outputs.items()}
 

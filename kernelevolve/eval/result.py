@@ -43,6 +43,10 @@ class CaseResult(BaseModel):
     t_candidate_host_ms: float | None = None
     t_eager_host_ms: float | None = None
     t_compile_host_ms: float | None = None
+    # Host time to issue the call while the device is busy (cuda): launch overhead, with no device wait in it.
+    t_candidate_launch_ms: float | None = None
+    t_eager_launch_ms: float | None = None
+    t_compile_launch_ms: float | None = None
     # The roofline: bytes every input and output take to move once, and (GPU targets, from the device's peaks)
     # the least time the hardware needs for them and any declared FLOPs.
     min_bytes: int | None = None

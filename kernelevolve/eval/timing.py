@@ -72,6 +72,7 @@ class Timer:
         self._perf_counter = time.perf_counter
         self._sync = torch.cuda.synchronize if self.is_cuda else (lambda *a: None)
         self._event = torch.cuda.Event if self.is_cuda else None
+        self.launch_ms: dict[str, float] = {}  # cuda: host time to issue each function's call, last timing
 
     def time_interleaved(
         self,
@@ -165,7 +166,9 @@ class Timer:
         is where launch overhead shows)."""
         names = list(fns)
         rate = self._cycles_per_us()
-        pad = {n: int(rate * min(2.0 * us + 20.0, 5000.0)) for n, us in self._host_launch_us(fns, input_sets).items()}
+        launch_us = self._host_launch_us(fns, input_sets)
+        self.launch_ms = {n: us / 1e3 for n, us in launch_us.items()}
+        pad = {n: int(rate * min(2.0 * us + 20.0, 5000.0)) for n, us in launch_us.items()}
         marks: dict[str, list[tuple[Any, Any]]] = {n: [] for n in names}
         l2.clear_limit()
         for it in range(iters):

@@ -111,3 +111,32 @@ def test_discovery_errors_and_fast_p(tmp_path):
         discover(str(tmp_path), "cpu")
     rows = [BenchRow("a", "ok", True, 2.5), BenchRow("b", "ok", True, 1.2), BenchRow("c", "incorrect", False, None)]
     assert fast_p(rows, 1.0) == pytest.approx(2 / 3) and fast_p(rows, 2.0) == pytest.approx(1 / 3)
+
+
+def test_search_skips_the_compile_baseline_and_reevaluates_the_best_with_it(suite, tmp_path, cpu_evaluator):
+    """On targets that time torch.compile, a search runs without it (5-15 s per evaluation on a GPU) and only the
+    best kernel is evaluated again with it; that evaluation is the row."""
+    from kernelevolve.cli.bench_cmd import _one
+    from kernelevolve.store.store import Store
+    from kernelevolve.suites.bench import BenchItem
+
+    calls: list[tuple[str, object]] = []
+
+    class Recorder:
+        platform = type("P", (), {"compile_baseline": True})()
+
+        def evaluate(self, problem, candidate, **kw):
+            calls.append((str(candidate), kw.get("compile_baseline")))
+            kw["compile_baseline"] = False  # torch.compile on the CPU would only slow the test down
+            return cpu_evaluator.evaluate(problem, candidate, **kw)
+
+    item = BenchItem("relu", suite / "relu" / "problem.py", suite / "relu" / "seed.py")
+    common = dict(no_search=False, budget=2, strategy="greedy", llm=[], llm_base_url=None, trials=1, timeout=60.0)
+    row = _one(item, Store(tmp_path / "runs"), Recorder(), "cpu", baseline="eager", compile_baseline=None, **common)
+    assert row.status == "ok" and row.run
+    *searched, final = calls
+    assert searched and all(cb is False for _, cb in searched)
+    assert final[1] is None and final[0].endswith("kernel.py")
+    calls.clear()
+    _one(item, Store(tmp_path / "runs2"), Recorder(), "cpu", baseline="eager", compile_baseline=False, **common)
+    assert calls and all(cb is False for _, cb in calls)  # --no-compile-baseline: no re-evaluation

@@ -73,3 +73,20 @@ def test_kernel_policy_on_by_default_and_checks_recorded(gpu_evaluator):
     good = gpu_evaluator.evaluate(problem, CANDIDATES / "relu_triton.py")
     assert good.status is Status.OK, good.reason
     assert {"kernel_launch", "device_kernels", "roofline", "host_clock", "l2_persistence"} <= set(good.checks)
+
+
+def test_profile_for_the_memory_agent(gpu_evaluator):
+    """eval/profiling.py on cuda: Triton's compiled-kernel metadata and the torch profiler's kernels and launches."""
+    problem = load_problem(EXAMPLES / "softmax" / "problem.py")
+    result = gpu_evaluator.evaluate(problem, EXAMPLES / "softmax" / "candidate_triton.py")
+    assert result.status is Status.OK, (result.reason, result.log_tail)
+    profile = result.profile
+    assert profile is not None, result.log_tail
+    triton_kernels = [k for k in profile["triton"] if k["kernel"] == "_softmax_rows_kernel"]
+    assert triton_kernels and all(k["n_regs"] and k["n_regs"] > 0 for k in triton_kernels), profile["triton"]
+    assert all(k["num_warps"] and k["n_spills"] is not None for k in triton_kernels)
+    assert profile["launches"] >= 1
+    assert any("_softmax_rows_kernel" in k["name"] and k["count"] >= 1 for k in profile["kernels"]), profile
+    assert result.stages.get("profile", 0.0) < 5.0, result.stages
+    off = gpu_evaluator.evaluate(problem, EXAMPLES / "softmax" / "candidate_triton.py", profile="off")
+    assert off.status is Status.OK and off.profile is None

@@ -2,8 +2,9 @@
 
 After every evaluation it classifies the node's failure (compile / runtime error class, mismatch pattern),
 places a correct node on the roofline where the problem's minimum bytes are known, names the dominant
-bottleneck, and remembers the changes tried on the ancestors that did not help, so the prompt can say
-"do not try this again".
+bottleneck (from the harness's profile on cuda, when there is one: kernel resources the compiler reports,
+launches, the kernel that dominates device time, Nsight Compute's limiter), and remembers the changes tried
+on the ancestors that did not help, so the prompt can say "do not try this again".
 """
 
 from __future__ import annotations
@@ -70,9 +71,10 @@ class Analysis:
     error_class: str = ""
     mismatch: str = ""
     roofline: dict[str, float] | None = None
-    bottleneck: str = "unknown"  # correctness | memory | compute | launch | unknown
+    bottleneck: str = "unknown"  # correctness | memory | compute | launch | latency | unknown
     summary: str = ""
     advice: list[str] = field(default_factory=list)
+    profile: dict[str, Any] | None = None  # the facts read from EvalResult.profile (see profile_facts)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -133,6 +135,146 @@ def roofline(result: EvalResult) -> dict[str, float] | None:
     }
 
 
+HIGH_SHARED_BYTES = 96 * 1024  # per program: above this few programs share an SM
+LAUNCH_BOUND_MIN = 3  # launches per forward call ...
+LAUNCH_BOUND_MEAN_US = 20.0  # ... of kernels this short on average: launch overhead dominates
+NCU_SATURATED_PCT = 40.0  # below this for both DRAM and SM throughput, neither limits: latency
+
+
+def _name(text: Any, limit: int = 80) -> str:
+    s = str(text)
+    return s if len(s) <= limit else s[:limit] + "..."
+
+
+def _triton_facts(entries: list[dict[str, Any]], advice: list[str]) -> list[dict[str, Any]]:
+    """Per Triton kernel, the specialisation with the most spills (then registers, shared memory); spill advice,
+    and shared-memory advice for the specialisation using the most."""
+    worst: dict[str, dict[str, Any]] = {}
+    most_shared: dict[str, dict[str, Any]] = {}
+    for e in entries:
+        name = str(e.get("kernel") or e.get("name") or "?")
+        if (e.get("shared") or 0) > (most_shared.get(name, {}).get("shared") or 0):
+            most_shared[name] = e
+        rank = (e.get("n_spills") or 0, e.get("n_regs") or 0, e.get("shared") or 0)
+        old = worst.get(name)
+        if old is None or rank > (old.get("n_spills") or 0, old.get("n_regs") or 0, old.get("shared") or 0):
+            worst[name] = e
+    kept = ("n_regs", "n_spills", "shared", "num_warps", "num_stages")
+    facts = [{"kernel": name, **{k: e.get(k) for k in kept}} for name, e in worst.items()]
+    for f in facts:
+        if (f["n_spills"] or 0) > 0:
+            advice.append(
+                f"`{f['kernel']}` spills registers ({f['n_spills']} spilled, {f['n_regs']} registers per thread, "
+                f"{f['num_warps']} warps): smaller BLOCK or fewer warps"
+            )
+        big = most_shared.get(f["kernel"], {})
+        if (big.get("shared") or 0) >= HIGH_SHARED_BYTES:
+            advice.append(
+                f"`{f['kernel']}` uses {big['shared'] / 1024:.0f} KiB of shared memory per program "
+                f"({big.get('num_stages')} stages): fewer stages or smaller tiles let more programs share an SM"
+            )
+    return facts[:8]
+
+
+def _ncu_facts(ncu: Any, advice: list[str]) -> tuple[dict[str, Any] | str | None, str]:
+    """The kernel ncu timed longest: which throughput limits it. Returns (facts, bottleneck or "")."""
+    if isinstance(ncu, str):
+        return ncu, ""
+    rows = [r for r in ncu or [] if isinstance(r, dict) and ("dram_pct" in r or "sm_pct" in r)]
+    if not rows:
+        return None, ""
+    top = max(rows, key=lambda r: r.get("time_us") or 0.0)
+    dram, sm = float(top.get("dram_pct") or 0.0), float(top.get("sm_pct") or 0.0)
+    name = _name(top.get("name", "?"))
+    if max(dram, sm) < NCU_SATURATED_PCT:
+        limiter, bottleneck = "neither", "latency"
+        advice.append(
+            f"ncu: `{name}` is latency-bound: neither DRAM ({dram:.0f}% of peak) nor SM ({sm:.0f}%) throughput "
+            "is near its peak; keep more work in flight (occupancy, more independent loads per thread)"
+        )
+    elif dram >= sm:
+        limiter, bottleneck = "dram", "memory"
+        advice.append(
+            f"ncu: `{name}` is DRAM-bound ({dram:.0f}% of peak DRAM throughput, SM {sm:.0f}%): move fewer bytes "
+            "(fusion, smaller dtypes, reuse through shared memory or L2)"
+        )
+    else:
+        limiter, bottleneck = "sm", "compute"
+        advice.append(
+            f"ncu: `{name}` is SM-bound ({sm:.0f}% of peak SM throughput, DRAM {dram:.0f}%): fewer instructions "
+            "per element (tensor cores, cheaper math, less index arithmetic)"
+        )
+    facts: dict[str, Any] = {"name": name, "dram_pct": dram, "sm_pct": sm, "limiter": limiter}
+    limit = top.get("occupancy_limit_registers")
+    if limit is not None and 0 < float(limit) <= 2:
+        facts["occupancy_limit_registers"] = float(limit)
+        regs = top.get("registers")
+        per_thread = f" ({regs:g} per thread)" if isinstance(regs, (int, float)) else ""
+        advice.append(
+            f"ncu: registers{per_thread} limit `{name}` to {float(limit):g} block(s) per SM: fewer registers "
+            "(smaller tiles) or fewer warps per program"
+        )
+    return facts, bottleneck
+
+
+def profile_facts(profile: dict[str, Any] | None) -> tuple[dict[str, Any] | None, list[str], str]:
+    """What the harness's profile (EvalResult.profile, cuda) says: (facts, advice, bottleneck or "").
+    Register spills and large shared memory per Triton kernel, many short launches (launch-bound), the kernel
+    that dominates device time, and from Nsight Compute whether DRAM or SM throughput is the limiter."""
+    if not profile:
+        return None, [], ""
+    advice: list[str] = []
+    bottleneck = ""
+    facts: dict[str, Any] = {}
+    triton = profile.get("triton") or []
+    if triton:
+        facts["triton"] = _triton_facts(triton, advice)
+    kernels = [k for k in profile.get("kernels") or [] if isinstance(k, dict)]
+    launches = int(profile.get("launches") or 0)
+    if launches:
+        facts["launches"] = launches
+        total = sum(float(k.get("device_us") or 0.0) for k in kernels)
+        facts["device_us"] = round(total, 3)
+        if total > 0:
+            top = max(kernels, key=lambda k: float(k.get("device_us") or 0.0))
+            share = float(top.get("device_us") or 0.0) / total
+            facts["dominant"] = {"name": _name(top.get("name", "?")), "share": round(share, 3)}
+            if len(kernels) > 1:
+                advice.append(
+                    f"`{_name(top.get('name', '?'))}` takes {100 * share:.0f}% of the device time "
+                    f"({top.get('count', 1)} of {launches} launches): optimise it first"
+                )
+        mean_us = total / launches if total > 0 else 0.0
+        if launches >= LAUNCH_BOUND_MIN and total > 0 and mean_us < LAUNCH_BOUND_MEAN_US:
+            bottleneck = "launch"
+            advice.append(
+                f"launch-bound: fuse the {launches} launches (one forward call runs {launches} device operations "
+                f"of {mean_us:.1f} us on average)"
+            )
+    if "ncu" in profile:
+        ncu, limiter = _ncu_facts(profile.get("ncu"), advice)
+        if ncu is not None:
+            facts["ncu"] = ncu
+        bottleneck = bottleneck or limiter
+    return (facts or None), advice, bottleneck
+
+
+def _profile_summary(facts: dict[str, Any]) -> str:
+    parts = []
+    if facts.get("launches"):
+        parts.append(f"{facts['launches']} launches")
+    dominant = facts.get("dominant")
+    if dominant and dominant.get("share", 1.0) < 1.0:
+        parts.append(f"`{dominant['name']}` {100 * dominant['share']:.0f}% of device time")
+    spills = [t["kernel"] for t in facts.get("triton", []) if (t.get("n_spills") or 0) > 0]
+    if spills:
+        parts.append(f"register spills in {', '.join(spills)}")
+    ncu = facts.get("ncu")
+    if isinstance(ncu, dict):
+        parts.append({"dram": "DRAM-bound", "sm": "SM-bound"}.get(ncu["limiter"], "latency-bound") + " (ncu)")
+    return ", ".join(parts)
+
+
 def analyse(node_id: int, result: EvalResult) -> Analysis:
     a = Analysis(node_id, result.status.value)
     if result.status in (Status.COMPILE_ERROR, Status.RUNTIME_ERROR, Status.CRASHED, Status.TIMEOUT, Status.REJECTED):
@@ -168,6 +310,15 @@ def analyse(node_id: int, result: EvalResult) -> Analysis:
     a.summary = f"correct, {speed}" + (
         f", {100 * a.roofline['fraction_of_roofline']:.0f}% of roofline" if a.roofline else ""
     )
+    a.profile, profile_advice, profile_bottleneck = profile_facts(result.profile)
+    if a.profile:
+        # The profile's measurements refine the timing's guess; a launch-bound verdict from timing stands.
+        if profile_bottleneck and (a.bottleneck != "launch" or profile_bottleneck == "launch"):
+            a.bottleneck = profile_bottleneck
+        a.advice.extend(profile_advice)
+        described = _profile_summary(a.profile)
+        if described:
+            a.summary += f"; profile: {described}"
     slow = [c for c in result.cases if c.speedup and c.speedup < 1.0]
     if slow and len(slow) < len(result.cases):
         a.advice.append(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from contextlib import nullcontext
+from enum import Enum
 from pathlib import Path
 
 import typer
@@ -16,6 +17,17 @@ from kernelevolve.eval.evaluator import Evaluator
 from kernelevolve.eval.result import EvalResult
 from kernelevolve.platforms import PLATFORMS, default_target
 from kernelevolve.problem.problem import ProblemError, load_problem
+
+
+class Profile(str, Enum):
+    """What the harness collects for the memory agent on cuda (eval/profiling.py)."""
+
+    off = "off"
+    auto = "auto"  # Triton's compiled-kernel metadata and the torch profiler's kernels and launches
+    ncu = "ncu"  # also Nsight Compute metrics (needs ncu on PATH)
+
+
+PROFILE_HELP = "cuda: off, auto (Triton metadata, torch profiler) or ncu (also Nsight Compute, needs ncu on PATH)"
 
 
 @app.command("eval")
@@ -39,6 +51,7 @@ def eval_command(
     require_kernel: bool = typer.Option(
         False, "--require-kernel", help="turn the kernel policy on (off by default on cpu)"
     ),
+    profile: Profile = typer.Option(Profile.auto, help=PROFILE_HELP),
 ) -> None:
     """Evaluate one candidate: correctness on fresh inputs for every shape case, then timing against PyTorch.
 
@@ -69,6 +82,7 @@ def eval_command(
                     baseline=baseline.value,
                     compile_baseline=False if no_compile_baseline else None,
                     require_kernel=policy,
+                    profile=profile.value,
                 )
         except ProblemError as e:
             raise usage_error(str(e)) from None
@@ -118,9 +132,29 @@ def print_result(result: EvalResult, console: Console) -> None:
         console.print(
             f"speedup (geometric mean over cases): [bold]{result.speedup:.3f}x[/]  fitness {result.fitness:.3f}"
         )
+    if result.profile:
+        console.print(f"profile: {_profile_line(result.profile)}", markup=False, highlight=False)
     stages = ", ".join(f"{k} {v:.2f}s" for k, v in result.stages.items())
     if stages:
         console.print(f"stages: {stages}", highlight=False)
     if not result.correct and result.log_tail.strip():
         console.print("[dim]worker log (tail):[/]")
         console.print(result.log_tail.strip()[-1500:], markup=False, highlight=False)
+
+
+def _profile_line(profile: dict) -> str:
+    """One line of what eval/profiling.py collected (the full record is in --json)."""
+    parts = [
+        f"{t.get('kernel')}: {t.get('n_regs')} regs, {t.get('n_spills')} spills, {t.get('shared')} B shared, "
+        f"{t.get('num_warps')} warps, {t.get('num_stages')} stages"
+        for t in (profile.get("triton") or [])[:3]
+    ]
+    if "launches" in profile:
+        parts.append(f"{profile['launches']} launches per forward call")
+    ncu = profile.get("ncu")
+    if isinstance(ncu, str):
+        parts.append(ncu)
+    elif ncu:
+        top = max(ncu, key=lambda k: k.get("time_us") or 0.0)
+        parts.append(f"ncu {top.get('name')}: DRAM {top.get('dram_pct', '?')}%, SM {top.get('sm_pct', '?')}%")
+    return "; ".join(parts) or "nothing collected"

@@ -17,6 +17,7 @@ from rich.table import Table
 
 from kernelevolve.agents import lessons
 from kernelevolve.cli.common import Baseline, Target, app, err, usage_error
+from kernelevolve.cli.eval_cmd import PROFILE_HELP, Profile
 from kernelevolve.eval.evaluator import Evaluator
 from kernelevolve.platforms import default_target
 from kernelevolve.problem.problem import ProblemError, load_problem, source_hash
@@ -163,6 +164,7 @@ def optimize_command(
     warm_start: bool = typer.Option(
         True, "--warm-start/--no-warm-start", help="start from the best kernels of similar earlier problems"
     ),
+    profile: Profile = typer.Option(Profile.auto, help=PROFILE_HELP),
 ) -> None:
     """Search for a faster kernel from --seed (tune operator) and/or with an LLM; resumable at any point."""
     store = _open_store(runs_dir, db)
@@ -247,6 +249,7 @@ def optimize_command(
         trials=config["trials"],
         baseline=config["baseline"],
         compile_baseline=None if config["compile_baseline"] else False,
+        profile=profile.value,
     )
     try:
         indices = [int(d) for d in devices.split(",")] if config["target"] != "cpu" else [0]

@@ -137,22 +137,33 @@ class Evaluator:
         *,
         timeout_s: float = 300.0,
         device_index: int = 0,
-        prestart: bool = False,
+        prestart: bool | int = False,
         memory_limit: int | None = None,
     ):
+        """prestart: spare workers kept started (True: one on the CPU, two on a GPU, where a worker's start, 3-5 s
+        of imports and CUDA context, is longer than a typical evaluation and back-to-back evaluations would
+        wait for it)."""
         self.platform = get_platform(target)
         self.target = target
         self.timeout_s = timeout_s
         self.device_index = device_index
-        self.prestart = prestart
+        gpu = self.platform.device_type != "cpu"
+        self.spares = (2 if gpu else 1) if prestart is True else int(prestart)
         self.memory_limit = memory_limit
-        self._spare: WorkerProcess | None = None
+        self._spares: list[WorkerProcess] = []
+        self._top_up()
 
     def _worker(self) -> WorkerProcess:
-        worker, self._spare = self._spare, None
-        if worker is None or worker.proc.poll() is not None:
-            worker = WorkerProcess(self.target, self.memory_limit, self.device_index)
-        return worker
+        while self._spares:
+            worker = self._spares.pop(0)  # the oldest: the most likely to be ready
+            if worker.proc.poll() is None:
+                return worker
+            worker.kill()
+        return WorkerProcess(self.target, self.memory_limit, self.device_index)
+
+    def _top_up(self) -> None:
+        while len(self._spares) < self.spares:
+            self._spares.append(WorkerProcess(self.target, self.memory_limit, self.device_index))
 
     def evaluate(
         self,
@@ -165,17 +176,20 @@ class Evaluator:
         seed: int | None = None,
         require_kernel: bool | None = None,
         timed: bool = True,
+        profile: str = "auto",
         **timing: float,
     ) -> EvalResult:
         """Raises ProblemError for a malformed problem; every candidate failure is a result.
 
         require_kernel: the kernel policy (None: the target's default, on for GPUs); timed=False checks
-        correctness only."""
+        correctness only; profile: "off", "auto" or "ncu" (eval/profiling.py, cuda only)."""
         candidate_path = Path(candidate)
         if not candidate_path.is_file():
             raise FileNotFoundError(f"{candidate_path}: no such candidate file")
         if baseline not in ("eager", "compile"):
             raise ValueError(f"baseline must be 'eager' or 'compile', not {baseline!r}")
+        if profile not in ("off", "auto", "ncu"):
+            raise ValueError(f"profile must be 'off', 'auto' or 'ncu', not {profile!r}")
         job = EvalJob(
             problem_path=str(problem.path),
             candidate_path=str(candidate_path.resolve()),
@@ -187,6 +201,7 @@ class Evaluator:
             device_index=self.device_index,
             require_kernel=require_kernel,
             timed=timed,
+            profile=profile,
             **timing,
         )
         worker = self._worker()
@@ -194,8 +209,7 @@ class Evaluator:
             return self._run(worker, job)
         finally:
             worker.kill()
-            if self.prestart:
-                self._spare = WorkerProcess(self.target, self.memory_limit, self.device_index)
+            self._top_up()
 
     def _run(self, worker: WorkerProcess, job: EvalJob) -> EvalResult:
         try:
@@ -254,9 +268,8 @@ class Evaluator:
         return EvalResult(status=status, correct=False, reason=reason, target=job.target).finalize()
 
     def close(self) -> None:
-        if self._spare is not None:
-            self._spare.kill()
-            self._spare = None
+        while self._spares:
+            self._spares.pop().kill()
 
     def __enter__(self) -> Evaluator:
         return self

@@ -96,8 +96,10 @@ def time_case(timer: Timer, pc: PreparedCase, model: torch.nn.Module, result: Ca
         for name, st in measured.items():
             if st is not None:
                 setattr(result, f"t_{name}_{kind}_ms", st.median_ms)
-    for name, ms in timer.launch_ms.items():
-        setattr(result, f"t_{name}_launch_ms", ms)
+    for name, st in stats.items():
+        setattr(result, f"t_{name}_launch_ms", st.launch_ms)
+    for name, st in host.items():
+        setattr(result, f"t_{name}_tail_ms", st.tail_ms if st is not None else None)
     n = len(pc.timing_sets)
     return {(k + 1) % n if rotated else k: out for k, out in outputs.items()}
 
@@ -355,6 +357,28 @@ def run_job(job: EvalJob, report: Report) -> EvalResult:
         bind_case(module, {}, defaults)
         if why:
             return _fail(result, Status.REJECTED, why, stages)
+    if timer is not None and device.type == "cuda" and job.profile != "off":
+        # Profiling for the memory agent, after every check: best effort, never part of the verdict.
+        try:
+            from kernelevolve.eval import profiling
+
+            bind_case(module, prepared[0].case, defaults)
+            t4 = time.perf_counter()
+            with torch.no_grad():
+                result.profile = profiling.collect(
+                    job.profile,
+                    cand,
+                    lambda: models[0](*prepared[0].trials[0].inputs),
+                    device,
+                    problem_path=job.problem_path,
+                    candidate_path=job.candidate_path,
+                    seed=job.seed,
+                    device_index=job.device_index,
+                )
+            stages["profile"] = time.perf_counter() - t4
+            bind_case(module, {}, defaults)
+        except BaseException:  # noqa: BLE001
+            traceback.print_exc()
     result.stages = stages
     return result.finalize()
 

@@ -19,3 +19,4 @@ class EvalJob(BaseModel):
     budget_s: float = 1.0  # timing budget per function per case
     timed: bool = True  # False: correctness only (check-problem's probes)
     require_kernel: bool | None = None  # the kernel policy; None: the platform's default
+    profile: str = "auto"  # "off" | "auto" (cuda: Triton metadata + torch.profiler) | "ncu" (also Nsight Compute)

@@ -87,8 +87,9 @@ def kernel_names(source: str) -> set[str]:
     return names
 
 
-def device_kernels(call: Any, device: torch.device) -> list[str] | None:
-    """Names of the device kernels one call runs (cuda, via torch.profiler); None when profiling fails."""
+def device_events(call: Any, device: torch.device) -> list[tuple[str, float]] | None:
+    """(name, device microseconds) of every device operation one call runs (cuda, via torch.profiler), in order;
+    None when profiling fails. The one profiler wrapper: the kernel check and eval.profiling both use it."""
     try:
         from torch.autograd import DeviceType
         from torch.profiler import ProfilerActivity, profile
@@ -96,9 +97,22 @@ def device_kernels(call: Any, device: torch.device) -> list[str] | None:
         with profile(activities=[ProfilerActivity.CUDA]) as prof:
             call()
             torch.cuda.synchronize(device)
-        return [e.name for e in prof.events() if e.device_type == DeviceType.CUDA]
+        return [(e.name, _elapsed_us(e)) for e in prof.events() if e.device_type == DeviceType.CUDA]
     except Exception:  # noqa: BLE001 - a profiler that does not work here cannot prove anything either way
         return None
+
+
+def _elapsed_us(event: Any) -> float:
+    try:
+        return float(event.time_range.elapsed_us())
+    except Exception:  # noqa: BLE001 - a duration is a nicety; the name is what the kernel check needs
+        return 0.0
+
+
+def device_kernels(call: Any, device: torch.device) -> list[str] | None:
+    """Names of the device kernels one call runs (cuda, via torch.profiler); None when profiling fails."""
+    events = device_events(call, device)
+    return None if events is None else [name for name, _ in events]
 
 
 def ran_candidate_kernel(kernels: list[str], names: set[str]) -> bool:

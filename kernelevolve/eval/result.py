@@ -47,6 +47,11 @@ class CaseResult(BaseModel):
     t_candidate_launch_ms: float | None = None
     t_eager_launch_ms: float | None = None
     t_compile_launch_ms: float | None = None
+    # Host clock from the call's return to the device going idle (cuda): at most the call's own device time plus
+    # the synchronize's latency, unless work ran where the events could not see it.
+    t_candidate_tail_ms: float | None = None
+    t_eager_tail_ms: float | None = None
+    t_compile_tail_ms: float | None = None
     # The roofline: bytes every input and output take to move once, and (GPU targets, from the device's peaks)
     # the least time the hardware needs for them and any declared FLOPs.
     min_bytes: int | None = None
@@ -81,6 +86,11 @@ class EvalResult(BaseModel):
     log_tail: str = ""
     checks: list[str] = Field(default_factory=list, description="the harness checks this evaluation ran")
     review: list[str] = Field(default_factory=list, description="results worth a human look (very large speedups)")
+    profile: dict[str, Any] | None = Field(
+        None,
+        description="cuda, correct and timed: triton (registers, spills, shared memory, warps, stages per compiled "
+        "kernel), kernels and launches (torch.profiler, one forward call), ncu (metrics, or a note); eval/profiling.py",
+    )
 
     def finalize(self) -> EvalResult:
         """Derive speedup and fitness from the cases; fitness is the speedup when correct, else 0."""

@@ -33,6 +33,10 @@ class TimingStats:
     median_ms: float
     iqr_ms: float
     n: int
+    # cuda, events: host time to issue one call while the device is busy (launch overhead, no device wait)
+    launch_ms: float | None = None
+    # cuda, host clock: from the call's return to the device going idle (what the device still had to do)
+    tail_ms: float | None = None
 
 
 @dataclass
@@ -72,7 +76,6 @@ class Timer:
         self._perf_counter = time.perf_counter
         self._sync = torch.cuda.synchronize if self.is_cuda else (lambda *a: None)
         self._event = torch.cuda.Event if self.is_cuda else None
-        self.launch_ms: dict[str, float] = {}  # cuda: host time to issue each function's call, last timing
 
     def time_interleaved(
         self,
@@ -167,7 +170,6 @@ class Timer:
         names = list(fns)
         rate = self._cycles_per_us()
         launch_us = self._host_launch_us(fns, input_sets)
-        self.launch_ms = {n: us / 1e3 for n, us in launch_us.items()}
         pad = {n: int(rate * min(2.0 * us + 20.0, 5000.0)) for n, us in launch_us.items()}
         marks: dict[str, list[tuple[Any, Any]]] = {n: [] for n in names}
         l2.clear_limit()
@@ -186,7 +188,10 @@ class Timer:
                 marks[name].append((start, end))
                 after(name)
         self._sync(self.device)
-        return {n: _stats([s.elapsed_time(e) for s, e in m]) for n, m in marks.items()}
+        stats = {n: _stats([s.elapsed_time(e) for s, e in m]) for n, m in marks.items()}
+        for name, st in stats.items():
+            st.launch_ms = launch_us[name] / 1e3
+        return stats
 
     def time_host(self, fns: dict[str, Fn], input_sets: list[list[Any]]) -> dict[str, TimingStats | None]:
         """cuda: host clock around the call and a whole-device synchronize, L2 flushed before; it counts
@@ -195,6 +200,7 @@ class Timer:
             return {n: None for n in fns}
         names = list(fns)
         samples: dict[str, list[float]] = {n: [] for n in names}
+        tails: dict[str, list[float]] = {n: [] for n in names}
         for it in range(self.config.host_iters):
             inputs = input_sets[it % len(input_sets)]
             for name in _rotations(names, it):
@@ -203,9 +209,15 @@ class Timer:
                 self._sync(self.device)
                 t0 = self._perf_counter()
                 fns[name](inputs)
+                t1 = self._perf_counter()
                 self._sync(self.device)
-                samples[name].append((self._perf_counter() - t0) * 1e3)
-        return {n: _stats(s) for n, s in samples.items()}
+                t2 = self._perf_counter()
+                samples[name].append((t2 - t0) * 1e3)
+                tails[name].append((t2 - t1) * 1e3)
+        stats = {n: _stats(s) for n, s in samples.items()}
+        for name, st in stats.items():
+            st.tail_ms = statistics.median(tails[name])
+        return stats
 
     def time_graphs(self, fns: dict[str, Fn], inputs: list[Any]) -> dict[str, TimingStats | None]:
         """Per-replay time of a CUDA graph of each function (None where capture fails), interleaved."""

@@ -44,6 +44,7 @@ class SearchConfig:
     trials: int = 3
     baseline: str = "eager"
     compile_baseline: bool | None = None
+    profile: str = "auto"  # what the harness collects for the memory agent on cuda: off | auto | ncu
 
 
 @dataclass
@@ -349,6 +350,7 @@ class Driver:
                 trials=self.config.trials,
                 baseline=self.config.baseline,
                 compile_baseline=self.config.compile_baseline,
+                profile=self.config.profile,
             )
             return StepOutcome(proposal, result, time.monotonic() - t0)
         finally:

@@ -116,6 +116,12 @@ def row_from(name: str, result: EvalResult, seed: str = "", run: str = "") -> Be
                 "correct": c.correct,
                 "speedup_eager": _ratio(c.t_eager_ms, c.t_candidate_ms),
                 "speedup_compile": _ratio(c.t_compile_ms, c.t_candidate_ms),
+                "t_candidate_ms": c.t_candidate_ms,
+                "t_eager_ms": c.t_eager_ms,
+                "t_compile_ms": c.t_compile_ms,
+                "t_roofline_ms": c.t_roofline_ms,
+                "t_candidate_graph_ms": c.t_candidate_graph_ms,
+                "t_eager_graph_ms": c.t_eager_graph_ms,
             }
         )
     roof = None

@@ -1,0 +1,65 @@
+"""The adversarial suite on a CUDA GPU (run on the device; skipped where there is none): every CPU exploit is
+caught there too, with the device's poisoned allocator, and so are the classes only a GPU can show (side
+streams, L2 persistence, a content cache only the roofline exposes); the honest Triton and PyTorch-level
+kernels are accepted with every GPU check run. Outcomes are recorded in docs/benchmarks/harness.md."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kernelevolve.eval.evaluator import Evaluator
+from kernelevolve.eval.result import Status
+from kernelevolve.problem.problem import load_problem
+from tests.adversarial.test_adversarial import EXPLOITS, FAST_TIMING, HERE, HONEST, RELU
+
+pytestmark = pytest.mark.gpu
+
+RELU_LARGE = HERE / "problems" / "relu_large.py"
+GPU_EXPLOITS = [
+    ("side_stream.py", RELU, Status.REJECTED, "host-clock check"),
+    ("l2_persistence.py", RELU, Status.REJECTED, "l2-persistence check"),
+    ("cache_by_content.py", RELU_LARGE, Status.REJECTED, "faster than the hardware allows"),
+]
+GPU_CHECKS = {"roofline", "host_clock", "l2_persistence"}
+
+
+@pytest.fixture(scope="module")
+def cuda_evaluator():
+    with Evaluator("cuda", timeout_s=300, prestart=True) as ev:
+        yield ev
+
+
+def _evaluate(ev: Evaluator, problem: Path, candidate: Path, policy: bool | None):
+    return ev.evaluate(
+        load_problem(problem), candidate, require_kernel=bool(policy), compile_baseline=False, **FAST_TIMING
+    )
+
+
+@pytest.mark.parametrize("candidate,problem,status,why", GPU_EXPLOITS, ids=[e[0] for e in GPU_EXPLOITS])
+def test_gpu_exploit_is_caught(cuda_evaluator, candidate, problem, status, why):
+    result = _evaluate(cuda_evaluator, problem, HERE / "gpu_exploits" / candidate, False)
+    assert result.status is status, (result.reason, result.log_tail)
+    assert why in result.reason, result.reason
+    assert not result.correct and result.fitness == 0
+
+
+@pytest.mark.parametrize("candidate,problem,policy,status,why", EXPLOITS, ids=[e[0] for e in EXPLOITS])
+def test_cpu_exploit_is_caught_on_cuda(cuda_evaluator, candidate, problem, policy, status, why):
+    result = _evaluate(cuda_evaluator, problem, HERE / "exploits" / candidate, policy)
+    assert result.status is status, (result.reason, result.log_tail)
+    assert why in result.reason, result.reason
+
+
+CUDA_HONEST = [h for h in HONEST if "cpp" not in h[0]]  # the C++ ones are CPU kernels
+
+
+@pytest.mark.parametrize("candidate,problem,policy", CUDA_HONEST, ids=[h[0] for h in CUDA_HONEST])
+def test_honest_kernel_is_accepted_on_cuda(cuda_evaluator, candidate, problem, policy):
+    result = _evaluate(cuda_evaluator, problem, HERE / "honest" / candidate, policy)
+    assert result.status is Status.OK, (result.reason, result.log_tail)
+    assert not result.interpreted and result.speedup and result.speedup > 0
+    assert GPU_CHECKS | {"timing_outputs", "uninitialised_memory", "determinism"} <= set(result.checks), result.checks
+    if policy:
+        assert {"kernel_policy", "kernel_launch", "device_kernels"} <= set(result.checks), result.checks

@@ -4,16 +4,9 @@
 # Everything lands in $OUT/results.tgz plus a short summary on stdout.
 set -uo pipefail
 OUT=${OUT:-/tmp/out}
-mkdir -p "$OUT/work"
-if [ -d .whl ]; then  # wheels for what the device image lacks (pydantic, sqlalchemy, tenacity, bm25s)
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
-    && export PYTHONPATH=/tmp/site:${PYTHONPATH:-}
-fi
-export PYTHONPATH=$PWD:${PYTHONPATH:-} PYTHONUNBUFFERED=1 KERNELEVOLVE_CACHE=/tmp/ke-cache
 W="$OUT/work"
-{ nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.max.mem --format=csv
-  python3 -c "import torch, triton, sys; print('python', sys.version.split()[0], 'torch', torch.__version__, 'triton', triton.__version__)"
-} | tee "$W/versions.txt"
+mkdir -p "$W"
+ENV_OUT=$W source "$(dirname "$0")/device_env.sh"
 if [ "${PYTEST_SECONDS:-0}" != 0 ]; then
   timeout "${PYTEST_SECONDS}" python3 -m pytest -q -m gpu ${PYTEST_ARGS:-tests/test_gpu.py} -p no:cacheprovider \
     > "$W/pytest_gpu.log" 2>&1

@@ -3,10 +3,14 @@
 1. Evaluates every configuration of the seed's TUNABLES (108 for the Triton GEMM) through the harness.
 2. Runs the search driver once per strategy, each in a fresh store (no evaluation shared with the grid or
    another strategy), with a budget of a quarter of the grid.
-3. Reports each strategy's best fitness against the grid's best (target: within 5%) and the driver's
-   evaluations per minute.
+3. Reports each strategy's best fitness against the grid's best (target: within 5%), the driver's
+   evaluations per minute, and the median seconds per stage of the grid's evaluations (the harness's fixed
+   cost per evaluation, back to back, with the evaluator's spare workers).
+
+The JSON is rewritten after the grid and after each strategy, so a run stopped early keeps what it finished.
 
     python benchmarks/tune_vs_grid.py --out tune_vs_grid.json [--grid-only | --search-only GRID_JSON]
+    python benchmarks/tune_vs_grid.py --target cpu --problem P --seed K   # any seed with TUNABLES (CI smoke test)
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ import itertools
 import json
 import math
 import random
+import statistics
 import sys
 import tempfile
 import time
@@ -34,7 +39,7 @@ from kernelevolve.store.store import Store  # noqa: E402
 HERE = ROOT / "benchmarks" / "tune_vs_grid"
 
 
-def grid(problem, seed_source: str, target: str, out: dict) -> None:
+def grid(problem, seed_source: str, target: str, out: dict, out_path: Path) -> None:
     tunables = tune.find_tunables(seed_source)
     names = sorted(tunables)
     configs = list(itertools.product(*(tunables[n].choices for n in names)))
@@ -46,12 +51,18 @@ def grid(problem, seed_source: str, target: str, out: dict) -> None:
             path = Path(tmp) / f"c{i}.py"
             path.write_text(tune.apply(seed_source, params))
             r = ev.evaluate(problem, path, trials=1, compile_baseline=False)
-            out["grid"].append({"params": params, "status": r.status.value, "fitness": r.fitness})
+            out["grid"].append({"params": params, "status": r.status.value, "fitness": r.fitness, "stages": r.stages})
             print(f"grid {i + 1}/{len(configs)} {params} {r.status.value} {r.fitness}", flush=True)
     out["grid_minutes"] = (time.monotonic() - t0) / 60
+    stages = sorted({k for g in out["grid"] for k in g["stages"]})
+    out["grid_stage_median_s"] = {k: statistics.median(g["stages"].get(k, 0.0) for g in out["grid"]) for k in stages}
+    out["grid_wall_s_per_eval"] = 60 * out["grid_minutes"] / max(len(configs), 1)
+    out_path.write_text(json.dumps(out, indent=1))
 
 
-def search(problem, seed_source: str, target: str, out: dict, strategies: list[str], fraction: float) -> None:
+def search(
+    problem, seed_source: str, target: str, out: dict, strategies: list[str], fraction: float, out_path: Path
+) -> None:
     budget = math.ceil(fraction * len(out["grid"]))
     out["budget"] = budget
     out["search"] = {}
@@ -91,6 +102,7 @@ def search(problem, seed_source: str, target: str, out: dict, strategies: list[s
                 "stop_reason": reason,
             }
             print(f"search {name}: {out['search'][name]}", flush=True)
+            out_path.write_text(json.dumps(out, indent=1))
 
 
 def main() -> None:
@@ -101,17 +113,17 @@ def main() -> None:
     ap.add_argument("--strategies", default=",".join(STRATEGIES))
     ap.add_argument("--grid-only", action="store_true")
     ap.add_argument("--search-only", type=Path, help="a JSON written by an earlier --grid-only run")
+    ap.add_argument("--problem", type=Path, default=HERE / "matmul_problem.py")
+    ap.add_argument("--seed", type=Path, default=HERE / "matmul_triton.py", help="a kernel that declares TUNABLES")
     args = ap.parse_args()
-    problem = load_problem(HERE / "matmul_problem.py")
-    seed_source = (HERE / "matmul_triton.py").read_text()
+    problem = load_problem(args.problem)
+    seed_source = args.seed.read_text()
     out = json.loads(args.search_only.read_text()) if args.search_only else {}
     out.update(date=time.strftime("%Y-%m-%d"), seed_hash=source_hash(seed_source))
     if not args.search_only:
-        grid(problem, seed_source, args.target, out)
-        args.out.write_text(json.dumps(out, indent=1))
+        grid(problem, seed_source, args.target, out, args.out)
     if not args.grid_only:
-        search(problem, seed_source, args.target, out, args.strategies.split(","), args.fraction)
-        args.out.write_text(json.dumps(out, indent=1))
+        search(problem, seed_source, args.target, out, args.strategies.split(","), args.fraction, args.out)
         best_grid = max((g["fitness"] or 0) for g in out["grid"])
         print(f"\n| strategy | best fitness | of grid best ({best_grid:.3f}) | nodes | evals/min |")
         print("|---|---|---|---|---|")

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Sourced by the device scripts: the packages the device image lacks (carried as wheels in .whl, see
+# docs/benchmarks/README.md), the repository on PYTHONPATH, and versions.txt under ${ENV_OUT:-$OUT}.
+OUT=${OUT:-/tmp/out}
+mkdir -p "$OUT" "${ENV_OUT:-$OUT}"
+if [ -d .whl ]; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
+    && export PYTHONPATH=/tmp/site:${PYTHONPATH:-}
+fi
+export PYTHONPATH=$PWD:${PYTHONPATH:-} PYTHONUNBUFFERED=1 KERNELEVOLVE_CACHE=${KERNELEVOLVE_CACHE:-/tmp/ke-cache}
+{ nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.max.mem --format=csv
+  python3 -c "import torch, triton, sys; print('python', sys.version.split()[0], 'torch', torch.__version__, 'triton', triton.__version__)"
+} | tee "${ENV_OUT:-$OUT}/versions.txt"

@@ -1,0 +1,39 @@
+"""The benchmark scripts run end to end (on the CPU, on a small seed): they must not rot between GPU sessions."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from tests.conftest import ROOT
+
+
+def test_tune_vs_grid_runs_grid_and_search_and_keeps_partial_results(tmp_path):
+    out = tmp_path / "tvg.json"
+    folder = ROOT / "suites" / "ranking" / "jagged_sum"
+    cmd = [
+        sys.executable,
+        str(ROOT / "benchmarks" / "tune_vs_grid.py"),
+        "--target",
+        "cpu",
+        "--problem",
+        str(folder / "problem.py"),
+        "--seed",
+        str(folder / "seed_cpp.py"),
+        "--strategies",
+        "greedy",
+        "--fraction",
+        "0.4",
+        "--out",
+        str(out),
+    ]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr[-2000:]
+    data = json.loads(out.read_text())
+    assert len(data["grid"]) == 5 and data["budget"] == 2
+    assert all(g["status"] == "ok" for g in data["grid"]), data["grid"]
+    assert {"worker_start", "load", "correctness", "timing"} <= set(data["grid_stage_median_s"])
+    greedy = data["search"]["greedy"]
+    assert greedy["nodes"] == 2 and greedy["best_fitness"] > 0
+    assert "| greedy |" in p.stdout

@@ -44,6 +44,15 @@ FORWARD = "class ModelNew(nn.Module):\n    def forward(self, x, w=None):\n      
         (FORWARD + "torch.ops.aten.relu(x)\n", "calls torch.ops.aten.relu"),
         (FORWARD + "torch.compile(torch.nn.ReLU())(x)\n", "calls torch.compile"),
         (FORWARD + "getattr(torch, 'relu')(x)\n", "getattr"),
+        (FORWARD + "getattr(x, 'soft' + 'max')(-1)\n", "computed name (getattr)"),
+        (FORWARD + "getattr(x, 'softmax')(-1)\n", "looks up .softmax"),
+        (FORWARD + "torch.__dict__['softmax'](x, -1)\n", ".__dict__"),
+        (FORWARD + "x.__getattribute__('exp')()\n", ".__getattribute__"),
+        (FORWARD + "[torch.softmax][0](x, -1)\n", "refers to torch.softmax"),
+        ("import functools\n" + FORWARD + "functools.partial(torch.exp)(x)\n", "refers to torch.exp"),
+        ("import operator\n" + FORWARD + "operator.methodcaller('exp')(x)\n", "operator.methodcaller"),
+        ("OPS = (torch.relu,)\n" + FORWARD + "OPS[0](x)\n", "module level refers to torch.relu"),
+        (FORWARD + "eval('x.exp()')\n", "dynamic code (eval)"),
         ("def helper(x):\n    return torch.matmul(x, x)\n" + FORWARD + "helper(x)\n", "helper calls torch.matmul"),
         (
             "class ModelNew(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
@@ -53,8 +62,9 @@ FORWARD = "class ModelNew(nn.Module):\n    def forward(self, x, w=None):\n      
         ("from problem import Model\nclass ModelNew(Model):\n    pass\n", "reference Model"),
         ("class ModelNew(nn.Module):\n    pass\n", "does not define forward"),
     ],
-    ids=["softmax", "F-alias", "matmul-operator", "tensor-method", "aten-op", "compile", "getattr", "helper",
-         "nn-module", "reference-model", "no-forward"],
+    ids=["softmax", "F-alias", "matmul-operator", "tensor-method", "aten-op", "compile", "getattr",
+         "getattr-computed", "getattr-method", "dict", "getattribute", "value-in-list", "partial", "methodcaller",
+         "module-level", "eval", "helper", "nn-module", "reference-model", "no-forward"],
 )  # fmt: skip
 def test_torch_compute_is_a_violation(body, expected):
     found = violations(_src(body))

@@ -9,6 +9,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 from sqlalchemy.exc import IntegrityError
@@ -251,3 +252,37 @@ def test_warm_start_takes_the_earlier_runs_best_kernel_for_a_similar_problem(gre
     with sqlite3.connect(runs / "kernelevolve.db") as con:
         config = json.loads(con.execute("select config from runs where id = ?", (first["run"],)).fetchone()[0])
     assert config["lessons"] and config["lessons"][0]["gain"] > 1  # what worked was distilled
+
+
+def test_best_kernel_is_evaluated_once_against_torch_compile_after_the_search(greedy_run, cpu_evaluator):
+    """On targets that time torch.compile, a search measured against eager runs without it and the best kernel is
+    evaluated once with it at the end (search/final_eval); on cpu there is nothing to re-evaluate."""
+    from rich.console import Console
+
+    from kernelevolve.cli.search_cmd import _final_with_compile
+    from kernelevolve.search.final_eval import compile_in_search
+
+    runs, out, _ = greedy_run
+    assert out["best_speedup_compile"] is None  # cpu: no compile baseline anywhere
+    assert compile_in_search("eager", None) is False and compile_in_search("compile", None) is None
+    store = Store(runs)
+    (run,) = [r for r, _, _ in store.runs() if r.id == out["run"]]
+    calls = []
+
+    class GpuLike:
+        platform = type("P", (), {"compile_baseline": True})()
+
+        def evaluate(self, problem, candidate, **kw):
+            calls.append((Path(candidate), kw))
+            return cpu_evaluator.evaluate(problem, candidate, **{**kw, "compile_baseline": False})
+
+    config = {"trials": 1, "baseline": "eager", "compile_baseline": True}
+    final = _final_with_compile(store, run, load_problem(PROBLEM), config, GpuLike(), Console(quiet=True))
+    assert final is not None and final.correct
+    ((path, kw),) = calls
+    assert path.resolve() == Path(out["best_kernel"]) and "compile_baseline" not in kw
+    assert (runs / run.id / "best_with_compile.json").is_file()
+    calls.clear()
+    off = {**config, "compile_baseline": False}  # --no-compile-baseline
+    assert _final_with_compile(store, run, load_problem(PROBLEM), off, GpuLike(), Console(quiet=True)) is None
+    assert not calls

@@ -18,6 +18,7 @@ from kernelevolve.eval.evaluator import Evaluator
 from kernelevolve.platforms import default_target
 from kernelevolve.problem.problem import ProblemError, load_problem
 from kernelevolve.search.driver import Driver, SearchConfig
+from kernelevolve.search.final_eval import compile_in_search, with_compile_baseline
 from kernelevolve.search.graph import Graph
 from kernelevolve.search.strategies import STRATEGIES, make_strategy
 from kernelevolve.store.store import Store
@@ -140,8 +141,7 @@ def _one(
     baseline: str,
     compile_baseline: bool | None,
 ) -> BenchRow:
-    """A search runs without the torch.compile baseline unless fitness is measured against it (compiling it costs
-    5-15 s in every evaluation); its best kernel is then evaluated once more with it, and that is the row."""
+    """A search's row is its best kernel evaluated once more with the torch.compile baseline (search/final_eval)."""
     problem = load_problem(item.problem)
     if no_search:
         if item.seed is None:
@@ -169,8 +169,9 @@ def _one(
         budget=budget,
     )
     rng = random.Random(0)
-    in_search = compile_baseline if baseline == "compile" else False
-    search = SearchConfig(budget=budget, trials=trials, baseline=baseline, compile_baseline=in_search)
+    search = SearchConfig(
+        budget=budget, trials=trials, baseline=baseline, compile_baseline=compile_in_search(baseline, compile_baseline)
+    )
     Driver(
         store, run, problem, seed_source, make_strategy(strategy, rng), [evaluator], search, rng, llm=operator
     ).run_search()
@@ -178,8 +179,13 @@ def _one(
     if best is None:
         return BenchRow(item.name, "no_correct_kernel", False, run=run.id, reason="the search found no correct kernel")
     seed_name = item.seed.name if item.seed else ""
-    if in_search is not False or compile_baseline is False or not evaluator.platform.compile_baseline:
-        return row_from(item.name, store.evaluation(best.id), seed=seed_name, run=run.id)
     row = next(n for n in store.nodes(run.id) if n.id == best.id)
-    final = evaluator.evaluate(problem, store.path(row.kernel_path), trials=trials, baseline=baseline)
-    return row_from(item.name, final, seed=seed_name, run=run.id)
+    final = with_compile_baseline(
+        evaluator,
+        problem,
+        store.path(row.kernel_path),
+        trials=trials,
+        baseline=baseline,
+        compile_baseline=compile_baseline,
+    )
+    return row_from(item.name, final or store.evaluation(best.id), seed=seed_name, run=run.id)

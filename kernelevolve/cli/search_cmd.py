@@ -19,13 +19,16 @@ from kernelevolve.agents import lessons
 from kernelevolve.cli.common import Baseline, Target, app, err, usage_error
 from kernelevolve.cli.eval_cmd import PROFILE_HELP, Profile
 from kernelevolve.eval.evaluator import Evaluator
+from kernelevolve.eval.result import EvalResult
 from kernelevolve.platforms import default_target
-from kernelevolve.problem.problem import ProblemError, load_problem, source_hash
+from kernelevolve.problem.problem import Problem, ProblemError, load_problem, source_hash
 from kernelevolve.search.driver import Driver, Progress, SearchConfig
+from kernelevolve.search.final_eval import compile_in_search, with_compile_baseline
 from kernelevolve.search.graph import Graph
 from kernelevolve.search.strategies import STRATEGIES, make_strategy
 from kernelevolve.store.models import Run
 from kernelevolve.store.store import Store, StoreError
+from kernelevolve.suites.bench import row_from
 
 RUNS_DIR = typer.Option(Path("runs"), "--runs-dir", help="where runs, their store and artifacts live")
 DB = typer.Option(None, "--db", help="SQLAlchemy URL of the store (default: SQLite in the runs directory)")
@@ -248,7 +251,7 @@ def optimize_command(
         draft_steps=draft_steps,
         trials=config["trials"],
         baseline=config["baseline"],
-        compile_baseline=None if config["compile_baseline"] else False,
+        compile_baseline=compile_in_search(config["baseline"], None if config["compile_baseline"] else False),
         profile=profile.value,
     )
     try:
@@ -282,6 +285,7 @@ def optimize_command(
                 warm_start=past,
             )
             reason = driver.run_search()
+        final = _final_with_compile(store, run, prob, config, evaluators[0], console)
     except ProblemError as e:
         raise usage_error(str(e)) from None
     except KeyboardInterrupt:
@@ -305,13 +309,47 @@ def optimize_command(
             "best_speedup": best.speedup if best else None,
             "best_node": best.id if best else None,
             "best_kernel": str(store.path(best_row.kernel_path).resolve()) if best_row else None,
+            "best_speedup_compile": _compile_speedup(final),
             "llm_calls": sum(int(u["calls"]) for u in store.llm_usage(run.id).values()),
             "llm_cost": sum(u["cost"] for u in store.llm_usage(run.id).values()),
         }
         sys.stdout.write(json.dumps(out) + "\n")
     else:
         _summary(store, run, Console())
+        if final is not None:
+            ratio = _compile_speedup(final)
+            shown = f"{ratio:.3g}x" if ratio else f"not measured ({final.compile_baseline or final.reason})"
+            Console().print(f"best kernel against torch.compile: {shown}", highlight=False)
     raise typer.Exit(0 if best else 1)
+
+
+def _final_with_compile(
+    store: Store, run: Run, prob: Problem, config: dict, evaluator: Evaluator, console: Console
+) -> EvalResult | None:
+    """The best kernel evaluated once with the torch.compile baseline the search ran without (search/final_eval);
+    written beside the run's nodes as best_with_compile.json."""
+    best = Graph.from_store(store.nodes(run.id)).best()
+    row = next((n for n in store.nodes(run.id) if best and n.id == best.id), None)
+    if row is None:
+        return None
+    with console.status("evaluating the best kernel against torch.compile"):
+        final = with_compile_baseline(
+            evaluator,
+            prob,
+            store.path(row.kernel_path),
+            trials=config["trials"],
+            baseline=config["baseline"],
+            compile_baseline=None if config["compile_baseline"] else False,
+        )
+    if final is not None:
+        store.path(run.id).mkdir(parents=True, exist_ok=True)
+        store.path(f"{run.id}/best_with_compile.json").write_text(final.model_dump_json(indent=1, exclude={"log_tail"}))
+    return final
+
+
+def _compile_speedup(result: EvalResult | None) -> float | None:
+    """Geometric mean over the cases of the compiled baseline's time over the kernel's (None where not timed)."""
+    return row_from("best", result).speedup_compile if result is not None else None
 
 
 @app.command("runs")

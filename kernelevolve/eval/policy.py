@@ -50,7 +50,15 @@ ALLOWED_METHODS = frozenset(
     ).split()
 )
 FORBIDDEN_METHODS = frozenset(n for n in dir(torch.Tensor) if not n.startswith("__")) - ALLOWED_METHODS
-DYNAMIC = {"eval", "exec", "compile", "__import__"}
+DYNAMIC = {"eval", "exec", "compile", "__import__", "vars", "globals", "locals"}
+# The same reached through imports, and the standard library's ways to call or fetch by a computed name.
+DYNAMIC_RESOLVED = {f"builtins.{n}" for n in DYNAMIC} | {
+    "operator.methodcaller",
+    "operator.attrgetter",
+    "importlib.import_module",
+    "sys.modules",
+}
+DYNAMIC_ATTRS = {"__dict__", "__getattribute__", "__getattr__"}
 CONTAINERS = {"ModuleList", "ModuleDict", "Sequential", "ParameterList", "ParameterDict", "Parameter", "Buffer"}
 
 
@@ -110,7 +118,62 @@ def violations(source: str) -> list[str]:
                 work.extend(_callees(node, cls, f))
             elif isinstance(node, (ast.BinOp, ast.AugAssign)) and isinstance(node.op, ast.MatMult):
                 found.append(f"{where} uses the @ operator, i.e. torch.matmul (line {node.lineno})")
+        found += [f"{where} {why}" for why in _reference_violations(fn, f)]
+    found += [f"module level {why}" for why in _reference_violations(_module_level(tree), f)]
     return list(dict.fromkeys(found))
+
+
+def _module_level(tree: ast.Module) -> ast.Module:
+    """The statements run at import, class bodies included, without the bodies of functions (unreached
+    helpers may use torch; forward's reach is checked separately)."""
+
+    def strip(stmts: list[ast.stmt]) -> list[ast.stmt]:
+        out: list[ast.stmt] = []
+        for s in stmts:
+            if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                out += s.decorator_list and [ast.Expr(d) for d in s.decorator_list]
+            elif isinstance(s, ast.ClassDef):
+                out += strip(s.body)
+            else:
+                out.append(s)
+        return out
+
+    return ast.Module(body=strip(tree.body), type_ignores=[])
+
+
+def _reference_violations(root: ast.AST, f: _File) -> list[str]:
+    """Torch compute functions used as values (stored in a list, passed to functools.partial, ...), where the call
+    itself is out of the AST's sight, and attribute lookups that bypass names (`__dict__`, `__getattribute__`)."""
+    inner: set[int] = set()
+    for node in ast.walk(root):
+        if isinstance(node, ast.Attribute):
+            inner.add(id(node.value))
+        elif isinstance(node, ast.Call):
+            inner.add(id(node.func))
+    out = []
+    for node in ast.walk(root):
+        line = getattr(node, "lineno", "?")
+        if isinstance(node, ast.Attribute) and node.attr in DYNAMIC_ATTRS:
+            out.append(f"looks attributes up dynamically (.{node.attr}) (line {line})")
+        elif isinstance(node, (ast.Attribute, ast.Name)) and id(node) not in inner:
+            name = f.resolve(node)
+            if name in DYNAMIC_RESOLVED:
+                out.append(f"uses {name} (line {line})")
+            elif name and _forbidden_torch_function(name):
+                out.append(f"refers to {name}, a torch compute function (line {line})")
+    return out
+
+
+def _forbidden_torch_function(name: str) -> bool:
+    """A torch function (not a class, dtype or module) the policy does not allow; unknown names are not."""
+    if not name.startswith("torch") or _allowed_torch(name):
+        return False
+    obj: object = torch
+    for part in name.split(".")[1:]:
+        obj = getattr(obj, part, None)
+        if obj is None:
+            return False
+    return callable(obj) and not isinstance(obj, type)
 
 
 def _index(tree: ast.Module) -> _File:
@@ -219,13 +282,15 @@ def _call_violation(call: ast.Call, f: _File) -> str:
     if attr in f.nn_attrs:
         return f"calls self.{attr}, a {f.nn_attrs[attr]} module"
     name = f.resolve(func)
+    if (isinstance(func, ast.Name) and func.id == "getattr" and name is None) or name == "builtins.getattr":
+        return _getattr_violation(call, f)
+    if name in DYNAMIC_RESOLVED:
+        return f"runs dynamic code ({name})"
     if name is not None:
         return "" if not name.startswith("torch") or _allowed_torch(name) else f"calls {name}"
     if isinstance(func, ast.Name):
         if func.id in DYNAMIC:
             return f"runs dynamic code ({func.id})"
-        if func.id == "getattr" and call.args and (f.resolve(call.args[0]) or "").startswith("torch"):
-            return "looks up a torch function dynamically (getattr)"
         return ""
     if isinstance(func, ast.Attribute) and func.attr in FORBIDDEN_METHODS:
         recv = func.value
@@ -239,6 +304,19 @@ def _call_violation(call: ast.Call, f: _File) -> str:
         if isinstance(recv, ast.Name) and recv.id in f.classes:
             return ""
         return f"calls .{func.attr}(), a PyTorch tensor op"
+    return ""
+
+
+def _getattr_violation(call: ast.Call, f: _File) -> str:
+    """getattr(obj, "name") is obj.name; a computed name could be anything."""
+    if len(call.args) < 2 or not (isinstance(call.args[1], ast.Constant) and isinstance(call.args[1].value, str)):
+        return "looks up an attribute by a computed name (getattr)"
+    attr, base = call.args[1].value, f.resolve(call.args[0])
+    if base and base.startswith("torch"):
+        full = f"{base}.{attr}"
+        return f"looks up {full} (getattr)" if _forbidden_torch_function(full) or attr in DYNAMIC_ATTRS else ""
+    if attr in FORBIDDEN_METHODS or attr in DYNAMIC_ATTRS:
+        return f"looks up .{attr} (getattr), a PyTorch tensor op"
     return ""
 
 

@@ -47,7 +47,8 @@ EXPLOITS = [
     ("rebinds_case_constants.py", SCALE_SHIFT, None, REJECTED, "integrity check: the candidate re-bound problem."),
     ("calls_softmax.py", SOFTMAX, True, REJECTED, "kernel policy: ModelNew.forward calls torch.softmax"),
     ("calls_reference_model.py", SOFTMAX, True, REJECTED, "kernel policy: the candidate uses the reference Model"),
-    ("hidden_torch_call.py", SOFTMAX, True, REJECTED, "kernel-launch check"),
+    ("computes_with_numpy.py", SOFTMAX, True, REJECTED, "kernel-launch check"),
+    ("decoy_kernel_getattr.py", SOFTMAX, True, REJECTED, "kernel policy: ModelNew.forward looks up an attribute"),
 ]
 
 # candidate, problem, kernel policy

@@ -358,14 +358,17 @@ def run_job(job: EvalJob, report: Report) -> EvalResult:
         if why:
             return _fail(result, Status.REJECTED, why, stages)
     if timer is not None and device.type == "cuda" and job.profile != "off":
-        # Profiling for the memory agent, after every check: best effort, never part of the verdict.
+        # Profiling for the memory agent, after every check: best effort, never part of the verdict. The verdict
+        # is copied first: the candidate runs again here, after the last integrity check, and whatever it might
+        # do to the result object in the meantime is discarded.
+        verdict = result.model_copy(deep=True)
         try:
             from kernelevolve.eval import profiling
 
             bind_case(module, prepared[0].case, defaults)
             t4 = time.perf_counter()
             with torch.no_grad():
-                result.profile = profiling.collect(
+                verdict.profile = profiling.collect(
                     job.profile,
                     cand,
                     lambda: models[0](*prepared[0].trials[0].inputs),
@@ -379,6 +382,7 @@ def run_job(job: EvalJob, report: Report) -> EvalResult:
             bind_case(module, {}, defaults)
         except BaseException:  # noqa: BLE001
             traceback.print_exc()
+        result = verdict
     result.stages = stages
     return result.finalize()
 

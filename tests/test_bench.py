@@ -73,7 +73,8 @@ def test_search_mode_runs_a_search_per_problem(suite, tmp_path):
     p = bench(tmp_path, str(suite), "--budget", "2")
     assert p.returncode == 0, p.stderr
     (row,) = json.loads((tmp_path / "out" / "results.json").read_text())["rows"]
-    assert row["status"] == "ok" and row["run"]
+    assert row["status"] == "ok" and row["run"] and row["worst_case"] > 0
+    assert row["kernel"].endswith("exports/relu.py") and (tmp_path / "out" / "exports" / "relu.py").is_file()
 
 
 def test_kernelbench_checkout_with_an_llm(tmp_path):
@@ -113,30 +114,38 @@ def test_discovery_errors_and_fast_p(tmp_path):
     assert fast_p(rows, 1.0) == pytest.approx(2 / 3) and fast_p(rows, 2.0) == pytest.approx(1 / 3)
 
 
-def test_search_skips_the_compile_baseline_and_reevaluates_the_best_with_it(suite, tmp_path, cpu_evaluator):
-    """On targets that time torch.compile, a search runs without it (5-15 s per evaluation on a GPU) and only the
-    best kernel is evaluated again with it; that evaluation is the row."""
+def test_search_skips_the_compile_baseline_and_evaluates_the_export_with_it(suite, tmp_path, cpu_evaluator):
+    """On targets that time torch.compile, a search runs without it (5-15 s per evaluation on a GPU); the row is
+    the exported module (per-case dispatch, the reference where no kernel won) evaluated with it, policy off."""
     from kernelevolve.cli.bench_cmd import _one
     from kernelevolve.store.store import Store
     from kernelevolve.suites.bench import BenchItem
 
-    calls: list[tuple[str, object]] = []
+    calls: list[tuple[str, dict]] = []
 
     class Recorder:
         platform = type("P", (), {"compile_baseline": True})()
 
         def evaluate(self, problem, candidate, **kw):
-            calls.append((str(candidate), kw.get("compile_baseline")))
+            calls.append((str(candidate), dict(kw)))
             kw["compile_baseline"] = False  # torch.compile on the CPU would only slow the test down
             return cpu_evaluator.evaluate(problem, candidate, **kw)
 
     item = BenchItem("relu", suite / "relu" / "problem.py", suite / "relu" / "seed.py")
     common = dict(no_search=False, budget=2, strategy="greedy", llm=[], llm_base_url=None, trials=1, timeout=60.0)
-    row = _one(item, Store(tmp_path / "runs"), Recorder(), "cpu", baseline="eager", compile_baseline=None, **common)
-    assert row.status == "ok" and row.run
-    *searched, final = calls
-    assert searched and all(cb is False for _, cb in searched)
-    assert final[1] is None and final[0].endswith("kernel.py")
+    exports = tmp_path / "exports"
+
+    def run(runs: str, compile_baseline: bool | None):
+        store = Store(tmp_path / runs)
+        return _one(item, store, Recorder(), "cpu", baseline="eager", compile_baseline=compile_baseline,
+                    exports=exports, **common)  # fmt: skip
+
+    row = run("runs", None)
+    assert row.status == "ok" and row.run and row.worst_case and row.worst_case > 0
+    assert row.kernel == str(exports / "relu.py") and "def forward" in (exports / "relu.py").read_text()
+    *searched, (final_path, final_kw) = calls
+    assert searched and all(kw["compile_baseline"] is False for _, kw in searched)
+    assert final_path == row.kernel and final_kw["compile_baseline"] is None and final_kw["require_kernel"] is False
     calls.clear()
-    _one(item, Store(tmp_path / "runs2"), Recorder(), "cpu", baseline="eager", compile_baseline=False, **common)
-    assert calls and all(cb is False for _, cb in calls)  # --no-compile-baseline: no re-evaluation
+    run("runs2", False)
+    assert calls and all(kw["compile_baseline"] is False for _, kw in calls)  # --no-compile-baseline: never

@@ -18,7 +18,8 @@ from kernelevolve.eval.evaluator import Evaluator
 from kernelevolve.platforms import default_target
 from kernelevolve.problem.problem import ProblemError, load_problem
 from kernelevolve.search.driver import Driver, SearchConfig
-from kernelevolve.search.final_eval import compile_in_search, with_compile_baseline
+from kernelevolve.search.export import export
+from kernelevolve.search.final_eval import compile_in_search
 from kernelevolve.search.graph import Graph
 from kernelevolve.search.strategies import STRATEGIES, make_strategy
 from kernelevolve.store.store import Store
@@ -92,6 +93,7 @@ def bench_command(
                         timeout=timeout,
                         baseline=baseline.value,
                         compile_baseline=False if no_compile_baseline else None,
+                        exports=out / "exports",
                     )
                 )
             except (ProblemError, OSError) as e:
@@ -140,8 +142,10 @@ def _one(
     timeout: float,
     baseline: str,
     compile_baseline: bool | None,
+    exports: Path,
 ) -> BenchRow:
-    """A search's row is its best kernel evaluated once more with the torch.compile baseline (search/final_eval)."""
+    """A search's row is its exported module's evaluation, with the torch.compile baseline the search ran without
+    (search/final_eval)."""
     problem = load_problem(item.problem)
     if no_search:
         if item.seed is None:
@@ -178,14 +182,12 @@ def _one(
     best = Graph.from_store(store.nodes(run.id)).best()
     if best is None:
         return BenchRow(item.name, "no_correct_kernel", False, run=run.id, reason="the search found no correct kernel")
-    seed_name = item.seed.name if item.seed else ""
-    row = next(n for n in store.nodes(run.id) if n.id == best.id)
-    final = with_compile_baseline(
-        evaluator,
-        problem,
-        store.path(row.kernel_path),
-        trials=trials,
-        baseline=baseline,
-        compile_baseline=compile_baseline,
+    # The deliverable is the exported module: each case dispatched to its fastest kernel, the reference where
+    # none beat it. It calls the reference, so the kernel policy is off for it (its kernels passed it in the search).
+    exported = exports / f"{item.name}.py"
+    exported.parent.mkdir(parents=True, exist_ok=True)
+    export(store, run, exported)
+    final = evaluator.evaluate(
+        problem, exported, trials=trials, baseline=baseline, compile_baseline=compile_baseline, require_kernel=False
     )
-    return row_from(item.name, final or store.evaluation(best.id), seed=seed_name, run=run.id)
+    return row_from(item.name, final, seed=item.seed.name if item.seed else "", run=run.id, kernel=str(exported))

@@ -46,6 +46,8 @@ class BenchRow:
     seed: str = ""
     run: str = ""
     reason: str = ""
+    worst_case: float | None = None  # the lowest per-case speedup over eager: below 1.0 is a regression
+    kernel: str = ""  # after a search: the exported module the row evaluated
 
 
 def _seed_for(folder: Path, target: str) -> Path | None:
@@ -107,7 +109,7 @@ def _geomean(values: list[float | None]) -> float | None:
     return geomean(present) if present else None
 
 
-def row_from(name: str, result: EvalResult, seed: str = "", run: str = "") -> BenchRow:
+def row_from(name: str, result: EvalResult, seed: str = "", run: str = "", kernel: str = "") -> BenchRow:
     cases = []
     for c in result.cases:
         cases.append(
@@ -139,6 +141,8 @@ def row_from(name: str, result: EvalResult, seed: str = "", run: str = "") -> Be
         seed,
         run,
         result.reason,
+        min((c["speedup_eager"] for c in cases if c["speedup_eager"]), default=None) if result.correct else None,
+        kernel,
     )
 
 
@@ -161,13 +165,13 @@ def markdown(rows: list[BenchRow], header: str) -> str:
     lines = [
         header,
         "",
-        "| problem | status | speedup vs eager | vs torch.compile | roofline | seed / run |",
-        "| --- | --- | --- | --- | --- | --- |",
+        "| problem | status | speedup vs eager | vs torch.compile | worst case | roofline | seed / run |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
     ]
     for r in rows:
         roof = f"{100 * r.roofline:.0f}%" if r.roofline else "-"
         lines.append(
-            f"| {r.name} | {r.status} | {_x(r.speedup_eager)} | {_x(r.speedup_compile)} | {roof} "
+            f"| {r.name} | {r.status} | {_x(r.speedup_eager)} | {_x(r.speedup_compile)} | {_x(r.worst_case)} | {roof} "
             f"| {r.seed or '-'}{' / ' + r.run if r.run else ''} |"
         )
     lines.append("")

@@ -87,6 +87,7 @@ def test_profile_for_the_memory_agent(gpu_evaluator):
     assert all(k["num_warps"] and k["n_spills"] is not None for k in triton_kernels)
     assert profile["launches"] >= 1
     assert any("_softmax_rows_kernel" in k["name"] and k["count"] >= 1 for k in profile["kernels"]), profile
+    assert profile["own_share"] > 0.9 and not result.review, (profile, result.review)
     assert result.stages.get("profile", 0.0) < 5.0, result.stages
     off = gpu_evaluator.evaluate(problem, EXAMPLES / "softmax" / "candidate_triton.py", profile="off")
     assert off.status is Status.OK and off.profile is None

@@ -251,6 +251,14 @@ def profile_facts(profile: dict[str, Any] | None) -> tuple[dict[str, Any] | None
                 f"launch-bound: fuse the {launches} launches (one forward call runs {launches} device operations "
                 f"of {mean_us:.1f} us on average)"
             )
+    own = profile.get("own_share")
+    if isinstance(own, (int, float)):
+        facts["own_share"] = float(own)
+        if own < 0.5:
+            advice.append(
+                f"only {100 * own:.0f}% of the device time is in the candidate's own kernels: the rest is PyTorch or "
+                "library kernels around them (copies, casts, fills); fold that work into the kernel"
+            )
     if "ncu" in profile:
         ncu, limiter = _ncu_facts(profile.get("ncu"), advice)
         if ncu is not None:

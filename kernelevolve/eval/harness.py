@@ -377,6 +377,13 @@ def run_job(job: EvalJob, report: Report) -> EvalResult:
                     candidate_path=job.candidate_path,
                     seed=job.seed,
                     device_index=job.device_index,
+                    own_names=launches.kernel_names(source),
+                )
+            share = (verdict.profile or {}).get("own_share")
+            if share is not None and share < OWN_SHARE_REVIEW:
+                verdict.review.append(
+                    f"the candidate's own kernels take {share:.0%} of forward's device time: most of the work runs "
+                    "in PyTorch's or a library's kernels"
                 )
             stages["profile"] = time.perf_counter() - t4
             bind_case(module, {}, defaults)
@@ -385,6 +392,9 @@ def run_job(job: EvalJob, report: Report) -> EvalResult:
         result = verdict
     result.stages = stages
     return result.finalize()
+
+
+OWN_SHARE_REVIEW = 0.5  # below this share of device time in its own kernels, a candidate is listed for review
 
 
 def _device_kernel_check(pc: PreparedCase, model: torch.nn.Module, source: str, g: Guard) -> str:

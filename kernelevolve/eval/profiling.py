@@ -135,6 +135,16 @@ def triton_kernel_metadata(module: Any) -> list[dict[str, Any]]:
 # ---- torch.profiler: kernels and launches ----
 
 
+def own_share(events: list[tuple[str, float]], own_names: set[str]) -> float | None:
+    """The share of device time in kernels the candidate defines (by name); None without device time. A small
+    share means the work runs in PyTorch's or a library's kernels, whatever the candidate launches besides."""
+    total = sum(float(us or 0.0) for _, us in events)
+    if total <= 0 or not own_names:
+        return None
+    own = sum(float(us or 0.0) for name, us in events if any(n in name for n in own_names))
+    return round(own / total, 4)
+
+
 def summarise_kernels(events: list[tuple[str, float]]) -> dict[str, Any]:
     """Device events (name, microseconds) -> per-kernel count and total time, largest first, and the launches."""
     table: dict[str, dict[str, Any]] = {}
@@ -148,14 +158,15 @@ def summarise_kernels(events: list[tuple[str, float]]) -> dict[str, Any]:
     return {"kernels": kernels[:MAX_ENTRIES], "launches": len(events)}
 
 
-def kernel_profile(call: Callable[[], Any], device: Any) -> dict[str, Any] | None:
-    """torch.profiler around one call: {"kernels": [{name, count, device_us}], "launches": N}; None on failure."""
+def kernel_profile(call: Callable[[], Any], device: Any, own_names: set[str] | None = None) -> dict[str, Any] | None:
+    """torch.profiler around one call: {"kernels": [{name, count, device_us}], "launches": N, "own_share": share
+    of device time in the candidate's own kernels}; None on failure."""
     from kernelevolve.eval.launches import device_events
 
     events = device_events(call, device)
     if events is None:
         return None
-    return summarise_kernels(events)
+    return {**summarise_kernels(events), "own_share": own_share(events, own_names or set())}
 
 
 # ---- Nsight Compute ----
@@ -270,6 +281,7 @@ def collect(
     candidate_path: str = "",
     seed: int = 0,
     device_index: int = 0,
+    own_names: set[str] | None = None,
 ) -> dict[str, Any] | None:
     """What the harness stores in `EvalResult.profile` (cuda, after timing); None when profiling is off or
     nothing could be collected. Never raises."""
@@ -277,7 +289,7 @@ def collect(
         return None
     try:
         out: dict[str, Any] = {"triton": triton_kernel_metadata(candidate_module)}
-        kernels = kernel_profile(call, device)
+        kernels = kernel_profile(call, device, own_names)
         if kernels is not None:
             out.update(kernels)
         if profile == "ncu":

@@ -12,7 +12,7 @@ import pytest
 from kernelevolve.eval.evaluator import Evaluator
 from kernelevolve.eval.result import Status
 from kernelevolve.problem.problem import load_problem
-from tests.adversarial.test_adversarial import EXPLOITS, FAST_TIMING, HERE, HONEST, RELU
+from tests.adversarial.test_adversarial import EXPLOITS, FAST_TIMING, HERE, HONEST, RELU, SOFTMAX
 
 pytestmark = pytest.mark.gpu
 
@@ -50,6 +50,15 @@ def test_cpu_exploit_is_caught_on_cuda(cuda_evaluator, candidate, problem, polic
     result = _evaluate(cuda_evaluator, problem, HERE / "exploits" / candidate, policy)
     assert result.status is status, (result.reason, result.log_tail)
     assert why in result.reason, result.reason
+
+
+def test_decoy_kernel_is_listed_for_review_when_the_policy_is_off(cuda_evaluator):
+    """With the policy off (--allow-torch) a decoy kernel plus torch's softmax is correct, and honest about its
+    speed, but the profile shows whose kernels did the work: it is listed for review."""
+    result = _evaluate(cuda_evaluator, SOFTMAX, HERE / "exploits" / "decoy_kernel_getattr.py", False)
+    assert result.status is Status.OK, (result.reason, result.log_tail)
+    assert result.profile and result.profile["own_share"] < 0.5, result.profile
+    assert any("own kernels take" in note for note in result.review), result.review
 
 
 CUDA_HONEST = [h for h in HONEST if "cpp" not in h[0]]  # the C++ ones are CPU kernels

@@ -329,3 +329,39 @@ def test_memory_agent_names_work_outside_the_candidates_kernels():
     assert any("only 20% of the device time is in the candidate's own kernels" in x for x in a.advice), a.advice
     a = memory.analyse(2, _ok({**profile, "own_share": 0.95}))
     assert not any("own kernels" in x for x in a.advice)
+
+
+def test_profiling_cannot_change_the_verdict(monkeypatch):
+    """The candidate runs again while it is profiled, after the last integrity check: whatever it does to the
+    result then is discarded, and only the profile (and a review note for a decoy-like share) is kept."""
+    import torch
+
+    from kernelevolve.eval import harness
+    from kernelevolve.eval.job import EvalJob
+    from kernelevolve.eval.result import CaseResult, EvalResult, Status
+
+    result = EvalResult(
+        status=Status.OK, correct=True, cases=[CaseResult(shape={}, correct=True, t_candidate_ms=1.0)]
+    ).finalize()
+
+    def hostile_collect(*args, **kwargs):
+        result.cases[0].t_candidate_ms = 1e-6  # what frame-walking candidate code could do meanwhile
+        result.speedup = 1000.0
+        return {"kernels": [], "launches": 1, "own_share": 0.1}
+
+    monkeypatch.setattr(profiling, "collect", hostile_collect)
+    job = EvalJob(problem_path="p.py", candidate_path="c.py", target="cuda", seed=1)
+    stages: dict[str, float] = {}
+    kept = harness.profiled(result, job, None, lambda: None, torch.device("cpu"), "", stages)
+    assert kept.cases[0].t_candidate_ms == 1.0 and kept.speedup != 1000.0
+    assert kept.profile == {"kernels": [], "launches": 1, "own_share": 0.1} and "profile" in stages
+    assert any("own kernels take 10%" in note for note in kept.review)
+
+    def failing_collect(*args, **kwargs):
+        result.speedup = 1000.0
+        raise SystemExit(3)
+
+    monkeypatch.setattr(profiling, "collect", failing_collect)
+    result.speedup = 2.0
+    kept = harness.profiled(result, job, None, lambda: None, torch.device("cpu"), "", {})
+    assert kept.profile is None and kept.speedup == 2.0

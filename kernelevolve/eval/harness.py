@@ -358,43 +358,59 @@ def run_job(job: EvalJob, report: Report) -> EvalResult:
         if why:
             return _fail(result, Status.REJECTED, why, stages)
     if timer is not None and device.type == "cuda" and job.profile != "off":
-        # Profiling for the memory agent, after every check: best effort, never part of the verdict. The verdict
-        # is copied first: the candidate runs again here, after the last integrity check, and whatever it might
-        # do to the result object in the meantime is discarded.
-        verdict = result.model_copy(deep=True)
-        try:
-            from kernelevolve.eval import profiling
-
-            bind_case(module, prepared[0].case, defaults)
-            t4 = time.perf_counter()
-            with torch.no_grad():
-                verdict.profile = profiling.collect(
-                    job.profile,
-                    cand,
-                    lambda: models[0](*prepared[0].trials[0].inputs),
-                    device,
-                    problem_path=job.problem_path,
-                    candidate_path=job.candidate_path,
-                    seed=job.seed,
-                    device_index=job.device_index,
-                    own_names=launches.kernel_names(source),
-                )
-            share = (verdict.profile or {}).get("own_share")
-            if share is not None and share < OWN_SHARE_REVIEW:
-                verdict.review.append(
-                    f"the candidate's own kernels take {share:.0%} of forward's device time: most of the work runs "
-                    "in PyTorch's or a library's kernels"
-                )
-            stages["profile"] = time.perf_counter() - t4
-            bind_case(module, {}, defaults)
-        except BaseException:  # noqa: BLE001
-            traceback.print_exc()
-        result = verdict
+        bind_case(module, prepared[0].case, defaults)
+        result = profiled(result, job, cand, lambda: models[0](*prepared[0].trials[0].inputs), device, source, stages)
+        bind_case(module, {}, defaults)
     result.stages = stages
     return result.finalize()
 
 
 OWN_SHARE_REVIEW = 0.5  # below this share of device time in its own kernels, a candidate is listed for review
+
+
+def profiled(
+    result: EvalResult,
+    job: EvalJob,
+    cand: Any,
+    call: Callable[[], Any],
+    device: torch.device,
+    source: str,
+    stages: dict[str, float],
+) -> EvalResult:
+    """Profiling for the memory agent, after every check: best effort, never part of the verdict. The verdict is
+    frozen first (an immutable string): the candidate runs again here, after the last integrity check, and
+    whatever it might do to the result object meanwhile is discarded; only the profile and a review note come
+    back."""
+    frozen = result.model_dump_json()
+    try:
+        from kernelevolve.eval import profiling
+
+        t0 = time.perf_counter()
+        with torch.no_grad():
+            profile = profiling.collect(
+                job.profile,
+                cand,
+                call,
+                device,
+                problem_path=job.problem_path,
+                candidate_path=job.candidate_path,
+                seed=job.seed,
+                device_index=job.device_index,
+                own_names=launches.kernel_names(source),
+            )
+        stages["profile"] = time.perf_counter() - t0
+    except BaseException:  # noqa: BLE001
+        traceback.print_exc()
+        return EvalResult.model_validate_json(frozen)
+    verdict = EvalResult.model_validate_json(frozen)
+    verdict.profile = profile
+    share = (profile or {}).get("own_share")
+    if isinstance(share, (int, float)) and share < OWN_SHARE_REVIEW:
+        verdict.review.append(
+            f"the candidate's own kernels take {share:.0%} of forward's device time: most of the work runs in "
+            "PyTorch's or a library's kernels"
+        )
+    return verdict
 
 
 def _device_kernel_check(pc: PreparedCase, model: torch.nn.Module, source: str, g: Guard) -> str:

@@ -16,6 +16,7 @@ from sqlalchemy.exc import IntegrityError
 
 from kernelevolve.eval.result import EvalResult, Status
 from kernelevolve.problem.problem import load_problem
+from kernelevolve.search.export import input_signatures, matches
 from kernelevolve.store.store import NodeRecord, Store, StoreError
 from tests.conftest import CANDIDATES, FIXTURES
 
@@ -184,6 +185,30 @@ def test_export_dispatches_per_case_and_is_correct(greedy_run, cpu_evaluator, tm
     result = cpu_evaluator.evaluate(load_problem(PROBLEM), exported, trials=2)
     assert result.status is Status.OK, result.reason
     assert all(c.correct for c in result.cases) and len(result.cases) == 2
+    # The dispatch routes the cases a kernel won to it (not everything to the reference).
+    namespace: dict = {}
+    exec(compile(text, str(exported), "exec"), namespace)
+    patterns = [p for p, _ in namespace["_DISPATCH"]]
+    won = [(case, sig) for case, sig in input_signatures(str(PROBLEM)) if sig in patterns]
+    assert won, namespace["_DISPATCH"]
+    assert all(namespace["_matches"](sig, sig) for _, sig in won)
+
+
+def test_export_patterns_wildcard_data_dependent_sizes():
+    """Jagged inputs change their total length with every draw: that dimension matches anything, the others
+    (batch, width) still tell the shape cases apart; sizes that need real data are drawn on the CPU."""
+    import torch
+
+    suite = FIXTURES.parents[1] / "suites" / "ranking"
+    (case0, p0), (case1, p1), *_ = input_signatures(str(suite / "jagged_sum" / "problem.py"))
+    assert p0[0][0] == (None, case0["DIM"]) and p0[1][0] == (case0["BATCH"] + 1,)
+    torch.manual_seed(7)
+    values = torch.randn(12345, case0["DIM"])
+    offsets = torch.zeros(case0["BATCH"] + 1, dtype=torch.int64)
+    key = ((tuple(values.shape), str(values.dtype)), (tuple(offsets.shape), str(offsets.dtype)))
+    assert matches(p0, key) and not matches(p1, key)
+    (_, truncate), *_ = input_signatures(str(suite / "batch_event_truncate" / "problem.py"))  # .item() inside
+    assert truncate[0][0] == (8, 512) and truncate[2][0] == (None,)
 
 
 def test_runs_and_show_list_the_run(greedy_run):

@@ -98,6 +98,8 @@ def bench_command(
                 )
             except (ProblemError, OSError) as e:
                 rows.append(BenchRow(item.name, "problem_error", False, reason=str(e)))
+            except Exception as e:  # noqa: BLE001 - one problem's failure is its row, not the end of the run
+                rows.append(BenchRow(item.name, "error", False, reason=f"{type(e).__name__}: {e}"))
             r = rows[-1]
             progress.console.print(
                 f"{item.name}: {r.status}"

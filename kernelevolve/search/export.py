@@ -6,6 +6,7 @@ baseline, and any shape outside the cases, runs the PyTorch reference (the paper
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,9 +24,9 @@ class CaseChoice:
 
 
 def input_signatures(problem_path: str) -> list[tuple[dict[str, Any], tuple]]:
-    """Per shape case: its constants and the (shape, dtype) of each input, computed on the meta device."""
-    import torch
-
+    """Per shape case: its constants and the dispatch pattern of its inputs. Two draws with different seeds are
+    compared, and a dimension that differs between them (a jagged tensor's total length) becomes None, a
+    wildcard. Drawn on the meta device where get_inputs allows it, else on the CPU (data-dependent sizes)."""
     from kernelevolve.problem.inputs import problem_dtype
     from kernelevolve.problem.problem import bind_case, case_defaults, exec_problem, shape_cases
 
@@ -36,10 +37,52 @@ def input_signatures(problem_path: str) -> list[tuple[dict[str, Any], tuple]]:
     out = []
     for case in cases:
         bind_case(module, case, defaults)
-        with torch.device("meta"):
-            inputs = module.get_inputs()
-        out.append((case, signature(inputs, dtype)))
+        try:
+            draws = [signature(_draw(module, seed, "meta"), dtype) for seed in (1, 2)]
+        except Exception:  # noqa: BLE001 - e.g. .item() on a meta tensor: sizes that depend on the data
+            draws = [signature(_draw(module, seed, "cpu"), dtype) for seed in (1, 2)]
+        out.append((case, merge_signatures(*draws)))
+    bind_case(module, {}, defaults)
     return out
+
+
+def _draw(module: Any, seed: int, device: str) -> list[Any]:
+    import random
+
+    import torch
+
+    random.seed(seed)
+    torch.manual_seed(seed)
+    with torch.device(device):
+        return list(module.get_inputs())
+
+
+def merge_signatures(a: tuple, b: tuple) -> tuple:
+    """One pattern from two draws' signatures: what differs becomes None (matches anything)."""
+    if len(a) != len(b):
+        return a
+    out: list[Any] = []
+    for x, y in zip(a, b):
+        if isinstance(x, tuple) and isinstance(y, tuple) and len(x[0]) == len(y[0]) and x[1] == y[1]:
+            out.append((tuple(p if p == q else None for p, q in zip(x[0], y[0])), x[1]))
+        else:
+            out.append(x if x == y else None)
+    return tuple(out)
+
+
+def matches(pattern: tuple, key: tuple) -> bool:
+    """Whether a call's key fits a case's pattern (the same logic is written into the exported module)."""
+    if len(pattern) != len(key):
+        return False
+    for p, k in zip(pattern, key):
+        if p is None:
+            continue
+        if isinstance(p, tuple) and isinstance(k, tuple):
+            if p[1] != k[1] or len(p[0]) != len(k[0]) or any(a is not None and a != b for a, b in zip(p[0], k[0])):
+                return False
+        elif p != k:
+            return False
+    return True
 
 
 def signature(inputs: list[Any], dtype: Any = None) -> tuple:
@@ -87,8 +130,9 @@ _REFERENCE = {reference!r}
 _KERNELS = {{
 {kernels}}}
 
-_DISPATCH = {{
-{dispatch}}}
+# (pattern, node) per shape case a kernel won, in case order; None in a pattern matches any size or value.
+_DISPATCH = [
+{dispatch}]
 
 
 def _module(name, source):
@@ -109,11 +153,13 @@ class ModelNew(nn.Module):
 
     def forward(self, *inputs):
         key = tuple((tuple(x.shape), str(x.dtype)) if isinstance(x, torch.Tensor) else repr(x) for x in inputs)
-        node = _DISPATCH.get(key)
+        node = next((n for pattern, n in _DISPATCH if _matches(pattern, key)), None)
         if node is None:
             return self.reference(*inputs)
         return self.kernels[str(node)](*inputs)
-'''
+
+
+{matches}'''
 
 
 def export(store: Store, run: Run, out: Path) -> list[CaseChoice]:
@@ -125,7 +171,7 @@ def export(store: Store, run: Run, out: Path) -> list[CaseChoice]:
         shape = " ".join(f"{k}={v}" for k, v in c.shape.items()) or "-"
         kernel = f"node {c.node}" if c.node is not None else "reference"
         rows.append(f"| {i} | {shape} | {kernel} | {f'{c.speedup:.2f}x' if c.speedup else '-'} |")
-    dispatch = "".join(f"    {c.signature!r}: {c.node},\n" for c in choices if c.node is not None)
+    dispatch = "".join(f"    ({c.signature!r}, {c.node}),\n" for c in choices if c.node is not None)
     kernels = "".join(f"    {n}: {sources[n]!r},\n" for n in nodes)
     text = TEMPLATE.format(
         run=run.id,
@@ -134,6 +180,7 @@ def export(store: Store, run: Run, out: Path) -> list[CaseChoice]:
         reference=Path(run.problem_path).read_text(),
         kernels=kernels,
         dispatch=dispatch,
+        matches=inspect.getsource(matches).replace("def matches(", "def _matches(", 1),
     )
     out.write_text(text)
     return choices

@@ -149,3 +149,13 @@ def test_search_skips_the_compile_baseline_and_evaluates_the_export_with_it(suit
     calls.clear()
     run("runs2", False)
     assert calls and all(kw["compile_baseline"] is False for _, kw in calls)  # --no-compile-baseline: never
+
+
+def test_a_search_with_no_correct_kernel_says_why(suite, tmp_path):
+    shutil.rmtree(suite / "broken")
+    shutil.rmtree(suite / "noseed")
+    shutil.copy(CANDIDATES / "raises.py", suite / "relu" / "seed.py")
+    p = bench(tmp_path, str(suite), "--budget", "2")
+    assert p.returncode == 0, p.stderr
+    (row,) = json.loads((tmp_path / "out" / "results.json").read_text())["rows"]
+    assert row["status"] == "no_correct_kernel" and "the seed: runtime_error" in row["reason"], row

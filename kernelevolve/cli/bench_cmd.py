@@ -181,9 +181,14 @@ def _one(
     Driver(
         store, run, problem, seed_source, make_strategy(strategy, rng), [evaluator], search, rng, llm=operator
     ).run_search()
-    best = Graph.from_store(store.nodes(run.id)).best()
+    nodes = store.nodes(run.id)
+    best = Graph.from_store(nodes).best()
     if best is None:
-        return BenchRow(item.name, "no_correct_kernel", False, run=run.id, reason="the search found no correct kernel")
+        first = store.evaluation(nodes[0].id) if nodes else None
+        why = f"; the seed: {first.status.value}: {first.reason}" if first is not None else ""
+        return BenchRow(
+            item.name, "no_correct_kernel", False, run=run.id, reason=f"the search found no correct kernel{why}"
+        )
     # The deliverable is the exported module: each case dispatched to its fastest kernel, the reference where
     # none beat it. It calls the reference, so the kernel policy is off for it (its kernels passed it in the search).
     exported = exports / f"{item.name}.py"

@@ -159,3 +159,12 @@ def test_a_search_with_no_correct_kernel_says_why(suite, tmp_path):
     assert p.returncode == 0, p.stderr
     (row,) = json.loads((tmp_path / "out" / "results.json").read_text())["rows"]
     assert row["status"] == "no_correct_kernel" and "the seed: runtime_error" in row["reason"], row
+
+
+def test_only_runs_the_named_problems_and_rejects_unknown_names(suite, tmp_path):
+    p = bench(tmp_path, str(suite), "--no-search", "--only", "relu")
+    assert p.returncode == 0, p.stderr
+    rows = json.loads((tmp_path / "out" / "results.json").read_text())["rows"]
+    assert [r["name"] for r in rows] == ["relu"]
+    p = bench(tmp_path, str(suite), "--no-search", "--only", "relu,nope")
+    assert p.returncode == 2 and "no problem named nope" in p.stderr

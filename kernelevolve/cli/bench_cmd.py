@@ -32,6 +32,7 @@ def bench_command(
     path: Path | None = typer.Option(None, "--path", help="kernelbench: the KernelBench checkout"),
     level: int = typer.Option(1, help="kernelbench: the level"),
     problems: str | None = typer.Option(None, "--problems", help="kernelbench: ids, e.g. 1-20,25"),
+    only: str | None = typer.Option(None, "--only", help="comma-separated problem names of the suite to run"),
     no_search: bool = typer.Option(False, "--no-search", help="evaluate the seed kernels only"),
     budget: int = typer.Option(10, min=1, help="nodes per problem when searching"),
     strategy: str = typer.Option("greedy", help=f"search strategy: {', '.join(STRATEGIES)}"),
@@ -55,6 +56,14 @@ def bench_command(
         raise usage_error(str(e)) from None
     if suite == "kernelbench" and path is None:
         raise usage_error("bench kernelbench needs --path to a KernelBench checkout")
+    if only:
+        wanted = [n.strip() for n in only.split(",") if n.strip()]
+        unknown = sorted(set(wanted) - {i.name for i in items})
+        if unknown:
+            raise usage_error(
+                f"--only: no problem named {', '.join(unknown)}; the suite has {', '.join(i.name for i in items)}"
+            )
+        items = [i for i in items if i.name in wanted]
     if no_search and any(i.seed is None for i in items) and not llm:
         missing = ", ".join(i.name for i in items if i.seed is None)
         err.print(f"note: no seed kernel for {missing}; they are reported as not evaluated")

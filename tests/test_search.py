@@ -185,13 +185,46 @@ def test_export_dispatches_per_case_and_is_correct(greedy_run, cpu_evaluator, tm
     result = cpu_evaluator.evaluate(load_problem(PROBLEM), exported, trials=2)
     assert result.status is Status.OK, result.reason
     assert all(c.correct for c in result.cases) and len(result.cases) == 2
-    # The dispatch routes the cases a kernel won to it (not everything to the reference).
+
+
+def test_export_routes_each_case_a_kernel_won_to_it_and_the_rest_to_the_reference(tmp_path):
+    """Deterministic: a node that won case 0 (2x) and lost case 1 (0.5x) gets case 0's inputs, the reference
+    gets case 1's and any other shape."""
+    import torch
+
+    from kernelevolve.eval.result import CaseResult
+    from kernelevolve.search.export import export
+
+    store = Store(tmp_path)
+    run = store.create_run(
+        problem_path=str(PROBLEM), problem_hash="ph", platform="cpu", config={}, config_hash="c", budget=2
+    )
+    won = EvalResult(
+        status=Status.OK,
+        correct=True,
+        cases=[
+            CaseResult(shape={"N": 2048}, correct=True, speedup=2.0),
+            CaseResult(shape={"N": 1000}, correct=True, speedup=0.5),
+        ],
+    ).finalize()
+    kernel = (
+        "import torch.nn as nn\n\n\nclass ModelNew(nn.Module):\n"
+        "    def forward(self, x):\n        return x.t().contiguous() + 0\n"
+    )
+    node = store.add_node(run.id, NodeRecord("seed", kernel, "h1", {}, [], won), strategy_state={})
+    exported = tmp_path / "exported.py"
+    choices = export(store, run, exported)
+    assert [c.node for c in choices] == [node.id, None]
     namespace: dict = {}
-    exec(compile(text, str(exported), "exec"), namespace)
-    patterns = [p for p, _ in namespace["_DISPATCH"]]
-    won = [(case, sig) for case, sig in input_signatures(str(PROBLEM)) if sig in patterns]
-    assert won, namespace["_DISPATCH"]
-    assert all(namespace["_matches"](sig, sig) for _, sig in won)
+    exec(compile(exported.read_text(), str(exported), "exec"), namespace)
+    model = namespace["ModelNew"]()
+    calls = []
+    model.kernels[str(node.id)].register_forward_hook(lambda *a: calls.append("kernel"))
+    model.reference.register_forward_hook(lambda *a: calls.append("reference"))
+    for n in (2048, 1000, 7):
+        x = torch.randn(n, n)
+        assert torch.equal(model(x), x.t().contiguous())
+    assert calls == ["kernel", "reference", "reference"]
 
 
 def test_export_patterns_wildcard_data_dependent_sizes():

@@ -24,8 +24,8 @@ PROBLEM = FIXTURES / "transpose.py"
 SEED = CANDIDATES / "transpose_cpp.py"
 
 
-def optimize(runs_dir, *args: str, **kw) -> subprocess.CompletedProcess:
-    cmd = [
+def optimize_cmd(runs_dir, *args: str) -> list[str]:
+    return [
         sys.executable,
         "-m",
         "kernelevolve",
@@ -42,7 +42,10 @@ def optimize(runs_dir, *args: str, **kw) -> subprocess.CompletedProcess:
         "--json",
         *args,
     ]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=600, **kw)
+
+
+def optimize(runs_dir, *args: str, **kw) -> subprocess.CompletedProcess:
+    return subprocess.run(optimize_cmd(runs_dir, *args), capture_output=True, text=True, timeout=600, **kw)
 
 
 def _result(fitness: float | None, status: Status = Status.OK) -> EvalResult:
@@ -121,24 +124,7 @@ def test_rerunning_the_same_command_resumes_and_reports(greedy_run):
 
 
 def test_sigkill_mid_run_then_resume_completes_without_duplicates(tmp_path):
-    cmd = [
-        sys.executable,
-        "-m",
-        "kernelevolve",
-        "optimize",
-        str(PROBLEM),
-        "--seed",
-        str(SEED),
-        "--target",
-        "cpu",
-        "--runs-dir",
-        str(tmp_path),
-        "--trials",
-        "1",
-        "--budget",
-        "7",
-        "--json",
-    ]
+    cmd = optimize_cmd(tmp_path, "--budget", "7")
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
     db = tmp_path / "kernelevolve.db"
     deadline = time.monotonic() + 300

@@ -115,5 +115,10 @@ def device_kernels(call: Any, device: torch.device) -> list[str] | None:
     return None if events is None else [name for name, _ in events]
 
 
+def is_candidate_kernel(kernel: str, names: set[str]) -> bool:
+    """Whether a profiled device kernel carries the name of a kernel the candidate defines."""
+    return any(n in kernel for n in names)
+
+
 def ran_candidate_kernel(kernels: list[str], names: set[str]) -> bool:
-    return any(n in k for k in kernels for n in names)
+    return any(is_candidate_kernel(k, names) for k in kernels)

@@ -141,7 +141,9 @@ def own_share(events: list[tuple[str, float]], own_names: set[str]) -> float | N
     total = sum(float(us or 0.0) for _, us in events)
     if total <= 0 or not own_names:
         return None
-    own = sum(float(us or 0.0) for name, us in events if any(n in name for n in own_names))
+    from kernelevolve.eval.launches import is_candidate_kernel
+
+    own = sum(float(us or 0.0) for name, us in events if is_candidate_kernel(name, own_names))
     return round(own / total, 4)
 
 

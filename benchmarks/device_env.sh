@@ -3,10 +3,12 @@
 # docs/benchmarks/README.md), the repository on PYTHONPATH, and versions.txt under ${ENV_OUT:-$OUT}.
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT" "${ENV_OUT:-$OUT}"
-if [ -d .whl ]; then
+# Installed once per machine: device_pair.sh sources this before its commands, which source it again in parallel.
+if [ -d .whl ] && [ ! -e /tmp/site/.kernelevolve-wheels ]; then
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
-    && export PYTHONPATH=/tmp/site:${PYTHONPATH:-}
+    && touch /tmp/site/.kernelevolve-wheels
 fi
+if [ -e /tmp/site/.kernelevolve-wheels ]; then export PYTHONPATH=/tmp/site:${PYTHONPATH:-}; fi
 export PYTHONPATH=$PWD:${PYTHONPATH:-} PYTHONUNBUFFERED=1 KERNELEVOLVE_CACHE=${KERNELEVOLVE_CACHE:-/tmp/ke-cache}
 { nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.max.mem --format=csv
   python3 -c "import torch, triton, sys; print('python', sys.version.split()[0], 'torch', torch.__version__, 'triton', triton.__version__)"

@@ -7,7 +7,8 @@
    evaluations per minute, and the median seconds per stage of the grid's evaluations (the harness's fixed
    cost per evaluation, back to back, with the evaluator's spare workers).
 
-The JSON is rewritten after the grid and after each strategy, so a run stopped early keeps what it finished.
+The JSON is rewritten after each grid evaluation and after each strategy, so a run stopped early keeps what it
+finished; running the same --grid-only command again resumes the grid.
 
     python benchmarks/tune_vs_grid.py --out tune_vs_grid.json [--grid-only | --search-only GRID_JSON]
     python benchmarks/tune_vs_grid.py --target cpu --problem P --seed K   # any seed with TUNABLES (CI smoke test)
@@ -40,23 +41,31 @@ HERE = ROOT / "benchmarks" / "tune_vs_grid"
 
 
 def grid(problem, seed_source: str, target: str, out: dict, out_path: Path) -> None:
+    """Every configuration once; resumes a partial grid already in `out` (the JSON is rewritten after each)."""
     tunables = tune.find_tunables(seed_source)
     names = sorted(tunables)
     configs = list(itertools.product(*(tunables[n].choices for n in names)))
-    out["grid"] = []
+    out.setdefault("grid", [])
+    done = {json.dumps(g["params"], sort_keys=True) for g in out["grid"]}
+    spent = 60 * out.get("grid_minutes", 0.0)
     t0 = time.monotonic()
     with Evaluator(target, prestart=True) as ev, tempfile.TemporaryDirectory() as tmp:
         for i, values in enumerate(configs):
             params = dict(zip(names, values))
+            if json.dumps(params, sort_keys=True) in done:
+                continue
             path = Path(tmp) / f"c{i}.py"
             path.write_text(tune.apply(seed_source, params))
             r = ev.evaluate(problem, path, trials=1, compile_baseline=False)
             out["grid"].append({"params": params, "status": r.status.value, "fitness": r.fitness, "stages": r.stages})
-            print(f"grid {i + 1}/{len(configs)} {params} {r.status.value} {r.fitness}", flush=True)
-    out["grid_minutes"] = (time.monotonic() - t0) / 60
+            out["grid_minutes"] = (spent + time.monotonic() - t0) / 60
+            out["grid_complete"] = len(out["grid"]) == len(configs)
+            out_path.write_text(json.dumps(out, indent=1))
+            print(f"grid {len(out['grid'])}/{len(configs)} {params} {r.status.value} {r.fitness}", flush=True)
     stages = sorted({k for g in out["grid"] for k in g["stages"]})
     out["grid_stage_median_s"] = {k: statistics.median(g["stages"].get(k, 0.0) for g in out["grid"]) for k in stages}
-    out["grid_wall_s_per_eval"] = 60 * out["grid_minutes"] / max(len(configs), 1)
+    out["grid_wall_s_per_eval"] = 60 * out.get("grid_minutes", 0.0) / max(len(out["grid"]), 1)
+    out["grid_complete"] = len(out["grid"]) == len(configs)
     out_path.write_text(json.dumps(out, indent=1))
 
 
@@ -118,8 +127,17 @@ def main() -> None:
     args = ap.parse_args()
     problem = load_problem(args.problem)
     seed_source = args.seed.read_text()
-    out = json.loads(args.search_only.read_text()) if args.search_only else {}
-    out.update(date=time.strftime("%Y-%m-%d"), seed_hash=source_hash(seed_source))
+    seed_hash = source_hash(seed_source)
+    if args.search_only:
+        out = json.loads(args.search_only.read_text())
+        if not out.get("grid_complete", True):
+            sys.exit(f"{args.search_only}: the grid is incomplete; finish it first with --grid-only --out {args.search_only}")
+    elif args.out.exists() and json.loads(args.out.read_text()).get("seed_hash") == seed_hash:
+        out = json.loads(args.out.read_text())  # resume this seed's partial grid
+        print(f"resuming the grid in {args.out}: {len(out.get('grid', []))} configurations done", flush=True)
+    else:
+        out = {}
+    out.update(date=time.strftime("%Y-%m-%d"), seed_hash=seed_hash)
     if not args.search_only:
         grid(problem, seed_source, args.target, out, args.out)
     if not args.grid_only:

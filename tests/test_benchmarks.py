@@ -37,3 +37,14 @@ def test_tune_vs_grid_runs_grid_and_search_and_keeps_partial_results(tmp_path):
     greedy = data["search"]["greedy"]
     assert greedy["nodes"] == 2 and greedy["best_fitness"] > 0
     assert "| greedy |" in p.stdout
+
+    # A grid stopped part-way resumes where it stopped: only the missing configurations are evaluated.
+    data["grid"] = data["grid"][:3]
+    data["grid_complete"] = False
+    out.write_text(json.dumps(data))
+    p = subprocess.run([*cmd, "--grid-only"], capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert "3 configurations done" in p.stdout and p.stdout.count("grid ") == 2 + 1  # the resume line + 2 evaluations
+    resumed = json.loads(out.read_text())
+    assert len(resumed["grid"]) == 5 and resumed["grid_complete"]
+    assert len({json.dumps(g["params"], sort_keys=True) for g in resumed["grid"]}) == 5

@@ -131,7 +131,7 @@ def main() -> None:
     if args.search_only:
         out = json.loads(args.search_only.read_text())
         if not out.get("grid_complete", True):
-            sys.exit(f"{args.search_only}: the grid is incomplete; finish it first with --grid-only --out {args.search_only}")
+            sys.exit(f"{args.search_only}: the grid is incomplete; finish it with --grid-only --out {args.search_only}")
     elif args.out.exists() and json.loads(args.out.read_text()).get("seed_hash") == seed_hash:
         out = json.loads(args.out.read_text())  # resume this seed's partial grid
         print(f"resuming the grid in {args.out}: {len(out.get('grid', []))} configurations done", flush=True)

@@ -10,7 +10,8 @@
 The JSON is rewritten after each grid evaluation and after each strategy, so a run stopped early keeps what it
 finished; running the same --grid-only command again resumes the grid.
 
-    python benchmarks/tune_vs_grid.py --out tune_vs_grid.json [--grid-only | --search-only GRID_JSON]
+    python benchmarks/tune_vs_grid.py --out tune_vs_grid.json [--grid-only | --search-only] [--spares N]
+    python benchmarks/tune_vs_grid.py --report GRID_JSON SEARCH_JSON ... --out merged.json   # compare runs
     python benchmarks/tune_vs_grid.py --target cpu --problem P --seed K   # any seed with TUNABLES (CI smoke test)
 """
 
@@ -40,7 +41,7 @@ from kernelevolve.store.store import Store  # noqa: E402
 HERE = ROOT / "benchmarks" / "tune_vs_grid"
 
 
-def grid(problem, seed_source: str, target: str, out: dict, out_path: Path) -> None:
+def grid(problem, seed_source: str, target: str, out: dict, out_path: Path, spares: int | bool = True) -> None:
     """Every configuration once; resumes a partial grid already in `out` (the JSON is rewritten after each)."""
     tunables = tune.find_tunables(seed_source)
     names = sorted(tunables)
@@ -49,7 +50,7 @@ def grid(problem, seed_source: str, target: str, out: dict, out_path: Path) -> N
     done = {json.dumps(g["params"], sort_keys=True) for g in out["grid"]}
     spent = 60 * out.get("grid_minutes", 0.0)
     t0 = time.monotonic()
-    with Evaluator(target, prestart=True) as ev, tempfile.TemporaryDirectory() as tmp:
+    with Evaluator(target, prestart=spares) as ev, tempfile.TemporaryDirectory() as tmp:
         for i, values in enumerate(configs):
             params = dict(zip(names, values))
             if json.dumps(params, sort_keys=True) in done:
@@ -70,12 +71,23 @@ def grid(problem, seed_source: str, target: str, out: dict, out_path: Path) -> N
 
 
 def search(
-    problem, seed_source: str, target: str, out: dict, strategies: list[str], fraction: float, out_path: Path
+    problem,
+    seed_source: str,
+    target: str,
+    out: dict,
+    strategies: list[str],
+    fraction: float,
+    out_path: Path,
+    spares: int | bool = True,
 ) -> None:
-    budget = math.ceil(fraction * len(out["grid"]))
+    tunables = tune.find_tunables(seed_source)
+    budget = math.ceil(fraction * math.prod(len(t.choices) for t in tunables.values()))
     out["budget"] = budget
-    out["search"] = {}
+    out.setdefault("search", {})
     for name in strategies:
+        if name in out["search"]:
+            print(f"search {name}: already in the results, skipped", flush=True)
+            continue
         with tempfile.TemporaryDirectory() as tmp:
             store = Store(tmp)
             run = store.create_run(
@@ -87,7 +99,7 @@ def search(
                 budget=budget,
             )
             rng = random.Random(0)
-            with Evaluator(target, prestart=True) as ev:
+            with Evaluator(target, prestart=spares) as ev:
                 driver = Driver(
                     store,
                     run,
@@ -114,43 +126,56 @@ def search(
             out_path.write_text(json.dumps(out, indent=1))
 
 
+def report(out: dict) -> None:
+    """Each strategy's best against the grid's best (the target: within 5%, with at most 25% of its evaluations)."""
+    grid_rows = out.get("grid", [])
+    if not grid_rows:
+        print("no grid in these results: nothing to compare the strategies with")
+        return
+    best_grid = max((g["fitness"] or 0) for g in grid_rows)
+    done = "" if out.get("grid_complete") else f", grid incomplete: {len(grid_rows)} configurations"
+    print(f"\n| strategy | best fitness | of grid best ({best_grid:.3f}{done}) | nodes | evals/min |")
+    print("|---|---|---|---|---|")
+    for name, s in out.get("search", {}).items():
+        ratio = (s["best_fitness"] or 0) / best_grid if best_grid else 0
+        fit, per_min = s["best_fitness"] or 0, s["evals_per_minute"]
+        print(f"| {name} | {fit:.3f} | {100 * ratio:.1f}% | {s['nodes']} | {per_min:.1f} |")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--target", default="cuda")
     ap.add_argument("--out", type=Path, default=Path("tune_vs_grid.json"))
     ap.add_argument("--fraction", type=float, default=0.25)
     ap.add_argument("--strategies", default=",".join(STRATEGIES))
-    ap.add_argument("--grid-only", action="store_true")
-    ap.add_argument("--search-only", type=Path, help="a JSON written by an earlier --grid-only run")
+    ap.add_argument("--spares", type=int, help="spare workers kept started (default: the evaluator's)")
+    ap.add_argument("--grid-only", action="store_true", help="the grid alone; the same command again resumes it")
+    ap.add_argument("--search-only", action="store_true", help="the strategies alone (on another GPU, say)")
+    ap.add_argument("--report", type=Path, nargs="+", help="merge a grid JSON with search JSONs and compare")
     ap.add_argument("--problem", type=Path, default=HERE / "matmul_problem.py")
     ap.add_argument("--seed", type=Path, default=HERE / "matmul_triton.py", help="a kernel that declares TUNABLES")
     args = ap.parse_args()
+    if args.report:
+        merged = json.loads(args.report[0].read_text())
+        for extra in args.report[1:]:
+            merged.setdefault("search", {}).update(json.loads(extra.read_text()).get("search", {}))
+        args.out.write_text(json.dumps(merged, indent=1))
+        report(merged)
+        return
     problem = load_problem(args.problem)
     seed_source = args.seed.read_text()
     seed_hash = source_hash(seed_source)
-    if args.search_only:
-        out = json.loads(args.search_only.read_text())
-        if not out.get("grid_complete", True):
-            sys.exit(f"{args.search_only}: the grid is incomplete; finish it with --grid-only --out {args.search_only}")
-    elif args.out.exists() and json.loads(args.out.read_text()).get("seed_hash") == seed_hash:
-        out = json.loads(args.out.read_text())  # resume this seed's partial grid
-        print(f"resuming the grid in {args.out}: {len(out.get('grid', []))} configurations done", flush=True)
-    else:
-        out = {}
+    spares: int | bool = True if args.spares is None else args.spares
+    out: dict = {}
+    if args.out.exists() and json.loads(args.out.read_text()).get("seed_hash") == seed_hash:
+        out = json.loads(args.out.read_text())  # resume this seed's partial grid, keep its finished strategies
+        print(f"resuming {args.out}: {len(out.get('grid', []))} grid configurations done", flush=True)
     out.update(date=time.strftime("%Y-%m-%d"), seed_hash=seed_hash)
     if not args.search_only:
-        grid(problem, seed_source, args.target, out, args.out)
+        grid(problem, seed_source, args.target, out, args.out, spares)
     if not args.grid_only:
-        search(problem, seed_source, args.target, out, args.strategies.split(","), args.fraction, args.out)
-        best_grid = max((g["fitness"] or 0) for g in out["grid"])
-        print(f"\n| strategy | best fitness | of grid best ({best_grid:.3f}) | nodes | evals/min |")
-        print("|---|---|---|---|---|")
-        for name, s in out["search"].items():
-            ratio = (s["best_fitness"] or 0) / best_grid if best_grid else 0
-            print(
-                f"| {name} | {s['best_fitness'] or 0:.3f} | {100 * ratio:.1f}% | {s['nodes']} "
-                f"| {s['evals_per_minute']:.1f} |"
-            )
+        search(problem, seed_source, args.target, out, args.strategies.split(","), args.fraction, args.out, spares)
+        report(out)
 
 
 if __name__ == "__main__":

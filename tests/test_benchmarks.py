@@ -44,7 +44,25 @@ def test_tune_vs_grid_runs_grid_and_search_and_keeps_partial_results(tmp_path):
     out.write_text(json.dumps(data))
     p = subprocess.run([*cmd, "--grid-only"], capture_output=True, text=True, timeout=600)
     assert p.returncode == 0, p.stderr[-2000:]
-    assert "3 configurations done" in p.stdout and p.stdout.count("grid ") == 2 + 1  # the resume line + 2 evaluations
+    assert (
+        "3 grid configurations done" in p.stdout and p.stdout.count("grid ") == 2 + 1
+    )  # the resume line + 2 evaluations
     resumed = json.loads(out.read_text())
     assert len(resumed["grid"]) == 5 and resumed["grid_complete"]
     assert len({json.dumps(g["params"], sort_keys=True) for g in resumed["grid"]}) == 5
+
+    # The strategies alone (as on a second GPU), then merged with the grid for the comparison.
+    searched = tmp_path / "search.json"
+    i = cmd.index("--out")
+    p = subprocess.run([*cmd[:i], "--search-only", "--out", str(searched)], capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert "grid" not in json.loads(searched.read_text())
+    merged = tmp_path / "merged.json"
+    p = subprocess.run(
+        [*cmd[:2], "--report", str(out), str(searched), "--out", str(merged)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert "| greedy |" in p.stdout and len(json.loads(merged.read_text())["grid"]) == 5

@@ -212,13 +212,18 @@ class Evaluator:
             self._top_up()
 
     def _run(self, worker: WorkerProcess, job: EvalJob) -> EvalResult:
+        asked = time.monotonic()
         try:
-            ready = worker.next_event(time.monotonic() + READY_TIMEOUT_S)
+            ready = worker.next_event(asked + READY_TIMEOUT_S)
         except TimeoutError:
             ready = None
         if not ready or ready.get("event") != "ready":
             return self._crashed(worker, job, "the worker process failed to start")
-        worker_start = time.monotonic() - worker.started
+        # worker_start: how long the worker took to start; worker_wait: the part of it this evaluation waited
+        # for (zero when a spare was ready in time).
+        ready_at = float(ready.get("t", asked))
+        worker_start = ready_at - worker.started
+        worker_wait = max(0.0, ready_at - asked)
         worker.send_job(job)
         deadline = time.monotonic() + self.timeout_s
         while True:
@@ -244,7 +249,7 @@ class Evaluator:
             if kind == "error":
                 result = self._base(job, Status.CRASHED, f"the worker failed: {event['message']}")
                 break
-        result.stages = {"worker_start": round(worker_start, 4), **result.stages}
+        result.stages = {"worker_start": round(worker_start, 4), "worker_wait": round(worker_wait, 4), **result.stages}
         result.log_tail = worker.log_tail()
         return result
 

@@ -61,7 +61,7 @@ def main() -> None:
     from kernelevolve.eval.job import EvalJob
     from kernelevolve.problem.problem import ProblemError
 
-    send({"event": "ready"})
+    send({"event": "ready", "t": time.monotonic()})  # the parent reads the start time from it (same clock)
     line = sys.stdin.readline()
     if not line:
         os._exit(0)

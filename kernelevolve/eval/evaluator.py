@@ -140,15 +140,16 @@ class Evaluator:
         prestart: bool | int = False,
         memory_limit: int | None = None,
     ):
-        """prestart: spare workers kept started (True: one on the CPU, two on a GPU, where a worker's start, 3-5 s
-        of imports and CUDA context, is longer than a typical evaluation and back-to-back evaluations would
-        wait for it)."""
+        """prestart: spare workers kept started (True: one on the CPU, four on a GPU, where a worker's start, 3-5 s
+        of imports and CUDA context, is longer than a typical evaluation: with two spares, back-to-back
+        evaluations on an H200 still waited for workers, 8.5 s each against 5.7 s with four; see
+        docs/benchmarks/search.md)."""
         self.platform = get_platform(target)
         self.target = target
         self.timeout_s = timeout_s
         self.device_index = device_index
         gpu = self.platform.device_type != "cpu"
-        self.spares = (2 if gpu else 1) if prestart is True else int(prestart)
+        self.spares = (4 if gpu else 1) if prestart is True else int(prestart)
         self.memory_limit = memory_limit
         self._spares: list[WorkerProcess] = []
         self._top_up()

@@ -20,7 +20,6 @@ RELU_LARGE = HERE / "problems" / "relu_large.py"
 GPU_EXPLOITS = [
     ("side_stream.py", RELU, Status.REJECTED, "host-clock check"),
     ("l2_persistence.py", RELU, Status.REJECTED, "l2-persistence check"),
-    ("cache_by_content.py", RELU_LARGE, Status.REJECTED, "faster than the hardware allows"),
 ]
 GPU_CHECKS = {"roofline", "host_clock", "l2_persistence"}
 
@@ -77,3 +76,17 @@ def test_honest_kernel_is_accepted_on_cuda(cuda_evaluator, candidate, problem, p
     assert GPU_CHECKS | {"timing_outputs", "uninitialised_memory", "determinism"} <= set(result.checks), result.checks
     if policy:
         assert {"kernel_policy", "kernel_launch", "device_kernels"} <= set(result.checks), result.checks
+
+
+def test_content_cache_gains_nothing_on_cuda(cuda_evaluator):
+    """A cache keyed by a sample of the input's contents survives the rotation of input sets, and its outputs are
+    correct. On cuda its key needs a host sync, whose round trip falls in the timed window. Where that round trip
+    is under half the roofline floor, the roofline check rejects it (run 6 of docs/benchmarks/harness.md). Where
+    it is not, as on the Firecracker H200 of 2026-11-30, the call measures what it costs: the reference's speed.
+    Either way it gains nothing."""
+    result = _evaluate(cuda_evaluator, RELU_LARGE, HERE / "gpu_exploits" / "cache_by_content.py", False)
+    if result.status is Status.REJECTED:
+        assert "faster than the hardware allows" in result.reason, result.reason
+    else:
+        assert result.status is Status.OK, (result.reason, result.log_tail)
+        assert result.speedup is not None and result.speedup < 1.25, result.speedup

@@ -213,6 +213,45 @@ def test_export_routes_each_case_a_kernel_won_to_it_and_the_rest_to_the_referenc
     assert calls == ["kernel", "reference", "reference"]
 
 
+def test_exported_triton_kernels_compile_outside_the_interpreter(tmp_path):
+    """Triton's compiler reads a @triton.jit function's source (inspect), which code exec'd from a string does not
+    have: the H200 bench found every exported Triton kernel failing to construct. The interpreter never reads
+    it, so this runs the export in a process without TRITON_INTERPRET."""
+    from kernelevolve.eval.result import CaseResult
+    from kernelevolve.search.export import export
+
+    store = Store(tmp_path)
+    run = store.create_run(
+        problem_path=str(PROBLEM), problem_hash="ph", platform="cuda", config={}, config_hash="c", budget=1
+    )
+    won = EvalResult(
+        status=Status.OK, correct=True, cases=[CaseResult(shape={"N": 2048}, correct=True, speedup=2.0)]
+    ).finalize()
+    kernel = (
+        "import torch.nn as nn\nimport triton\nimport triton.language as tl\n\n\n@triton.jit\n"
+        "def _copy(x_ptr, y_ptr, BLOCK: tl.constexpr):\n"
+        "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
+        "    tl.store(y_ptr + offs, tl.load(x_ptr + offs))\n\n\n"
+        "class ModelNew(nn.Module):\n    def forward(self, x):\n        return x.t().contiguous()\n"
+    )
+    node = store.add_node(run.id, NodeRecord("seed", kernel, "h1", {}, [], won), strategy_state={})
+    exported = tmp_path / "exported.py"
+    export(store, run, exported)
+    check = (
+        "import importlib.util, inspect, sys\n"
+        f"spec = importlib.util.spec_from_file_location('exported', {str(exported)!r})\n"
+        "m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m)\n"
+        f"k = m.ModelNew().kernels['{node.id}']\n"
+        "jit = type(k).forward.__globals__['_copy']\n"
+        "assert type(jit).__name__ == 'JITFunction', type(jit)\n"
+        "assert 'tl.store' in jit.src and 'def _copy' in inspect.getsource(jit.fn)\n"
+        "print('ok')\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    p = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True, timeout=120, env=env)
+    assert p.returncode == 0 and "ok" in p.stdout, p.stderr[-3000:]
+
+
 def test_export_patterns_wildcard_data_dependent_sizes():
     """Jagged inputs change their total length with every draw: that dimension matches anything, the others
     (batch, width) still tell the shape cases apart; sizes that need real data are drawn on the CPU."""

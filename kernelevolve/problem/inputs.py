@@ -52,23 +52,23 @@ def _redraw(t: torch.Tensor, distribution: str, gen: torch.Generator) -> torch.T
     """Same shape and dtype from another distribution; an input sorted along its last dimension (bucket
     borders, offsets) stays sorted."""
     x = _draw(t.shape, distribution, gen)
-    if _is_sorted(t):
+    if _is_sorted(t.cpu()):
         x = x.sort(dim=-1).values
     return x.to(t.dtype)
 
 
 def _draw(shape: torch.Size, distribution: str, gen: torch.Generator) -> torch.Tensor:
     if distribution == "normal":
-        x = torch.randn(shape, generator=gen, dtype=torch.float32)
+        x = torch.randn(shape, generator=gen, dtype=torch.float32, device=gen.device)
     elif distribution == "uniform_signed":
-        x = torch.rand(shape, generator=gen, dtype=torch.float32) * 2 - 1
+        x = torch.rand(shape, generator=gen, dtype=torch.float32, device=gen.device) * 2 - 1
     elif distribution == "heavy_tailed":
         # Student-t with 2 degrees of freedom: a few large values among many small ones.
-        z = torch.randn(shape, generator=gen, dtype=torch.float32)
-        chi = torch.randn((2, *shape), generator=gen, dtype=torch.float32).square().sum(0) / 2
+        z = torch.randn(shape, generator=gen, dtype=torch.float32, device=gen.device)
+        chi = torch.randn((2, *shape), generator=gen, dtype=torch.float32, device=gen.device).square().sum(0) / 2
         x = (z / chi.sqrt().clamp_min(1e-3)).clamp(-1e3, 1e3)
     elif distribution == "large":
-        x = torch.randn(shape, generator=gen, dtype=torch.float32) * 100
+        x = torch.randn(shape, generator=gen, dtype=torch.float32, device=gen.device) * 100
     else:
         raise ValueError(f"unknown input distribution {distribution!r}")
     return x
@@ -83,7 +83,9 @@ def build_inputs(
         inputs = list(module.get_inputs())
     except Exception as e:  # noqa: BLE001
         raise ProblemError(f"{module.__file__}: get_inputs() raised {type(e).__name__}: {e}") from e
-    gen = torch.Generator().manual_seed(seed ^ 0x5EED)
+    # Redrawn floating inputs are drawn on the device itself: on a GPU, drawing the large inputs of a problem
+    # (tens of millions of elements, several sets per case) on the host dominated the load stage.
+    gen = torch.Generator(device=device).manual_seed(seed ^ 0x5EED)
     out: list[Any] = []
     for x in inputs:
         if isinstance(x, torch.Tensor):
@@ -91,7 +93,7 @@ def build_inputs(
             fresh = False  # a tensor made here needs no copy; one from get_inputs() may be shared
             if x.is_floating_point():
                 if distribution != "given":
-                    x, fresh = _redraw(x.cpu(), distribution, gen), True
+                    x, fresh = _redraw(x, distribution, gen), True
                 fresh = fresh or x.dtype != dtype
                 x = x.to(dtype)
             x = x.to(device).contiguous() if x.device != device else x if fresh else x.clone()

@@ -207,10 +207,14 @@ class Evaluator:
         )
         worker = self._worker()
         try:
-            return self._run(worker, job)
+            result = self._run(worker, job)
         finally:
+            t0 = time.monotonic()
             worker.kill()
+            exit_s = time.monotonic() - t0  # a killed CUDA process can take seconds to exit: measured, not hidden
             self._top_up()
+        result.stages["worker_exit"] = round(exit_s, 4)
+        return result
 
     def _run(self, worker: WorkerProcess, job: EvalJob) -> EvalResult:
         asked = time.monotonic()

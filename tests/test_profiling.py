@@ -20,7 +20,7 @@ from kernelevolve.eval import launches, profiling
 from kernelevolve.eval.candidate import load_candidate
 from kernelevolve.eval.job import EvalJob
 from kernelevolve.eval.result import CaseResult, EvalResult, Status
-from tests.conftest import CANDIDATES, EXAMPLES, FIXTURES
+from tests.conftest import CANDIDATES, EXAMPLES, FIXTURES, ROOT
 
 # Recorded shape of `ncu --csv --metrics ... --log-file F` (an older ncu adds a "Kernel Time" column; values
 # carry thousands separators; the duration's unit varies).
@@ -313,6 +313,16 @@ def test_memory_agent_reads_the_ncu_limiter():
     assert a.profile == {"ncu": "ncu not found on PATH"} and a.bottleneck == "unknown"
     # Timing says the kernel runs for microseconds: that launch-bound verdict stands over ncu's limiter.
     assert memory.analyse(5, _ok({"ncu": kernels}, t_ms=0.01)).bottleneck == "launch"
+
+
+def test_memory_agent_on_a_profile_recorded_with_nsight_compute_on_the_h200():
+    """The softmax example's profile from a real ncu run (docs/benchmarks/harness.md, run 7)."""
+    record = ROOT / "docs" / "benchmarks" / "data" / "eval_profile_softmax_2026-11-30_run7.json"
+    profile = json.loads(record.read_text())["ncu"]["profile"]
+    facts, advice, bottleneck = memory.profile_facts(profile)
+    assert bottleneck == "memory"
+    assert facts["ncu"]["limiter"] == "dram" and facts["ncu"]["dram_pct"] > 70
+    assert any("DRAM-bound" in a and "_softmax_rows_kernel" in a for a in advice), advice
 
 
 def test_memory_agent_without_a_profile_is_unchanged():

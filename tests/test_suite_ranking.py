@@ -38,8 +38,16 @@ SMALL_CASES: dict[str, list[dict[str, int]]] = {
     "rmsnorm2d_fwd": [{"ROWS": 100, "COLS": 96}, {"ROWS": 3, "COLS": 5000}],
     # 3000 x 128 takes two programs in the interpreter: the cross-program dw reduction is exercised.
     "rmsnorm2d_bwd": [{"ROWS": 100, "COLS": 96}, {"ROWS": 3000, "COLS": 128}, {"ROWS": 3, "COLS": 5000}],
-    "conv1d_fp16": [{"B": 3, "CIN": 20, "COUT": 40, "L": 50}, {"B": 2, "CIN": 96, "COUT": 96, "L": 200}],
-    "conv1d_fp32": [{"B": 3, "CIN": 20, "COUT": 40, "L": 50}, {"B": 2, "CIN": 96, "COUT": 96, "L": 200}],
+    "conv1d_fp16": [
+        {"B": 3, "CIN": 20, "COUT": 40, "L": 50},
+        {"B": 2, "CIN": 96, "COUT": 96, "L": 200},
+        {"B": 2, "CIN": 64, "COUT": 128, "L": 100},
+    ],
+    "conv1d_fp32": [
+        {"B": 3, "CIN": 20, "COUT": 40, "L": 50},
+        {"B": 2, "CIN": 96, "COUT": 96, "L": 200},
+        {"B": 2, "CIN": 64, "COUT": 128, "L": 100},
+    ],
     "jagged_sum": [{"BATCH": 12, "MEAN_LEN": 20, "DIM": 96}, {"BATCH": 3, "MEAN_LEN": 100, "DIM": 300}],
 }
 NAMES = sorted(SMALL_CASES)

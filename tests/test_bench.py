@@ -77,6 +77,17 @@ def test_search_mode_runs_a_search_per_problem(suite, tmp_path):
     assert row["kernel"].endswith("exports/relu.py") and (tmp_path / "out" / "exports" / "relu.py").is_file()
 
 
+def test_time_bounds_each_search_and_the_row_says_why_it_stopped(suite, tmp_path):
+    shutil.rmtree(suite / "broken")
+    shutil.rmtree(suite / "noseed")
+    p = bench(tmp_path, str(suite), "--budget", "50", "--time", "1")
+    assert p.returncode == 0, p.stderr
+    (row,) = json.loads((tmp_path / "out" / "results.json").read_text())["rows"]
+    assert row["status"] == "ok" and (tmp_path / "out" / "exports" / "relu.py").is_file()
+    assert "time limit of 1 s reached" in row["search"], row["search"]
+    assert "at most 1 s each" in (tmp_path / "out" / "results.md").read_text()
+
+
 def test_kernelbench_checkout_with_an_llm(tmp_path):
     level = tmp_path / "kb" / "KernelBench" / "level1"
     level.mkdir(parents=True)

@@ -35,6 +35,9 @@ def bench_command(
     only: str | None = typer.Option(None, "--only", help="comma-separated problem names of the suite to run"),
     no_search: bool = typer.Option(False, "--no-search", help="evaluate the seed kernels only"),
     budget: int = typer.Option(10, min=1, help="nodes per problem when searching"),
+    time_s: float | None = typer.Option(
+        None, "--time", min=1.0, help="seconds of search per problem (then the export is evaluated); default: none"
+    ),
     strategy: str = typer.Option("greedy", help=f"search strategy: {', '.join(STRATEGIES)}"),
     llm: list[str] = typer.Option([], "--llm", envvar="KERNELEVOLVE_LLM", help="PROVIDER:MODEL, repeatable"),
     llm_base_url: str | None = typer.Option(None, "--llm-base-url", envvar="KERNELEVOLVE_LLM_BASE_URL"),
@@ -95,6 +98,7 @@ def bench_command(
                         tgt,
                         no_search=no_search,
                         budget=budget,
+                        time_s=time_s,
                         strategy=strategy,
                         llm=llm,
                         llm_base_url=llm_base_url,
@@ -113,21 +117,33 @@ def bench_command(
             progress.console.print(
                 f"{item.name}: {r.status}"
                 + (f" {r.speedup_eager:.2f}x" if r.speedup_eager else "")
-                + (f" ({r.reason[:100]})" if r.reason and not r.correct else ""),
+                + (f" ({r.reason[:100]})" if r.reason and not r.correct else "")
+                + (f" [search: {r.search}]" if r.search else ""),
                 highlight=False,
             )
             progress.advance(task)
-            text = _write(out, rows, suite, tgt, started, no_search, budget, strategy)  # partial results survive a kill
-    text = _write(out, rows, suite, tgt, started, no_search, budget, strategy)
+            text = _write(
+                out, rows, suite, tgt, started, no_search, budget, strategy, time_s
+            )  # partial results survive a kill
+    text = _write(out, rows, suite, tgt, started, no_search, budget, strategy, time_s)
     Console(soft_wrap=True).print(text, markup=False, highlight=False)
     err.print(f"wrote {out / 'results.json'} and {out / 'results.md'}")
 
 
 def _write(
-    out: Path, rows: list[BenchRow], suite: str, tgt: str, started: str, no_search: bool, budget: int, strategy: str
+    out: Path,
+    rows: list[BenchRow],
+    suite: str,
+    tgt: str,
+    started: str,
+    no_search: bool,
+    budget: int,
+    strategy: str,
+    time_s: float | None,
 ) -> str:
+    limit = f", at most {time_s:g} s each" if time_s else ""
     header = (
-        f"# {suite} on {tgt}: {'seeds only' if no_search else f'search, budget {budget}, {strategy}'}\n\n"
+        f"# {suite} on {tgt}: {'seeds only' if no_search else f'search, budget {budget}{limit}, {strategy}'}\n\n"
         f"{started}; `kernelevolve bench {suite}{' --no-search' if no_search else ''} --target {tgt}`"
     )
     (out / "results.json").write_text(
@@ -154,6 +170,7 @@ def _one(
     baseline: str,
     compile_baseline: bool | None,
     exports: Path,
+    time_s: float | None = None,
 ) -> BenchRow:
     """A search's row is its exported module's evaluation, with the torch.compile baseline the search ran without
     (search/final_eval)."""
@@ -185,18 +202,28 @@ def _one(
     )
     rng = random.Random(0)
     search = SearchConfig(
-        budget=budget, trials=trials, baseline=baseline, compile_baseline=compile_in_search(baseline, compile_baseline)
+        budget=budget,
+        time_s=time_s,
+        trials=trials,
+        baseline=baseline,
+        compile_baseline=compile_in_search(baseline, compile_baseline),
     )
-    Driver(
+    stopped = Driver(
         store, run, problem, seed_source, make_strategy(strategy, rng), [evaluator], search, rng, llm=operator
     ).run_search()
     nodes = store.nodes(run.id)
+    searched = f"{len(nodes)} nodes; {stopped}"
     best = Graph.from_store(nodes).best()
     if best is None:
         first = store.evaluation(nodes[0].id) if nodes else None
         why = f"; the seed: {first.status.value}: {first.reason}" if first is not None else ""
         return BenchRow(
-            item.name, "no_correct_kernel", False, run=run.id, reason=f"the search found no correct kernel{why}"
+            item.name,
+            "no_correct_kernel",
+            False,
+            run=run.id,
+            reason=f"the search found no correct kernel{why}",
+            search=searched,
         )
     # The deliverable is the exported module: each case dispatched to its fastest kernel, the reference where
     # none beat it. It calls the reference, so the kernel policy is off for it (its kernels passed it in the search).
@@ -206,4 +233,6 @@ def _one(
     final = evaluator.evaluate(
         problem, exported, trials=trials, baseline=baseline, compile_baseline=compile_baseline, require_kernel=False
     )
-    return row_from(item.name, final, seed=item.seed.name if item.seed else "", run=run.id, kernel=str(exported))
+    row = row_from(item.name, final, seed=item.seed.name if item.seed else "", run=run.id, kernel=str(exported))
+    row.search = searched
+    return row

@@ -48,6 +48,7 @@ class BenchRow:
     reason: str = ""
     worst_case: float | None = None  # the lowest per-case speedup over eager: below 1.0 is a regression
     kernel: str = ""  # after a search: the exported module the row evaluated
+    search: str = ""  # after a search: how many nodes it evaluated and why it stopped
 
 
 def _seed_for(folder: Path, target: str) -> Path | None:

@@ -91,3 +91,34 @@ def test_profile_for_the_memory_agent(gpu_evaluator):
     assert result.stages.get("profile", 0.0) < 5.0, result.stages
     off = gpu_evaluator.evaluate(problem, EXAMPLES / "softmax" / "candidate_triton.py", profile="off")
     assert off.status is Status.OK and off.profile is None
+
+
+def test_exported_triton_kernel_runs_on_cuda(gpu_evaluator, tmp_path):
+    """The export embeds each kernel's source; Triton's compiler must still find it (the H200 bench found every
+    exported Triton kernel failing to construct before the sources were registered in linecache)."""
+    from kernelevolve.eval.result import CaseResult, EvalResult
+    from kernelevolve.search.export import export
+    from kernelevolve.store.store import NodeRecord, Store
+
+    problem_path = EXAMPLES / "softmax" / "problem.py"
+    problem = load_problem(problem_path)
+    store = Store(tmp_path)
+    run = store.create_run(
+        problem_path=str(problem_path), problem_hash=problem.hash, platform="cuda", config={}, config_hash="c", budget=1
+    )
+    kernel = (EXAMPLES / "softmax" / "candidate_triton.py").read_text()
+    measured = gpu_evaluator.evaluate(problem, EXAMPLES / "softmax" / "candidate_triton.py", compile_baseline=False)
+    assert measured.status is Status.OK, measured.reason
+    # Every case "won", so every case dispatches to the Triton kernel.
+    won = EvalResult(
+        status=Status.OK,
+        correct=True,
+        cases=[CaseResult(shape=c.shape, correct=True, speedup=2.0) for c in measured.cases],
+    ).finalize()
+    store.add_node(run.id, NodeRecord("seed", kernel, "h1", {}, [], won), strategy_state={})
+    exported = tmp_path / "exported.py"
+    choices = export(store, run, exported)
+    assert all(c.node is not None for c in choices)
+    result = gpu_evaluator.evaluate(problem, exported, compile_baseline=False, require_kernel=False)
+    assert result.status is Status.OK, (result.reason, result.log_tail)
+    assert result.profile and any("softmax" in k["name"] for k in result.profile["kernels"]), result.profile

@@ -352,9 +352,11 @@ def run_job(job: EvalJob, report: Report) -> EvalResult:
         if busy:
             return _fail(result, Status.REJECTED, f"threads check: after timing, {busy}", stages)
     if require_kernel and device.type == "cuda":
+        t4 = time.perf_counter()
         bind_case(module, prepared[0].case, defaults)
         why = _device_kernel_check(prepared[0], models[0], source, g)
         bind_case(module, {}, defaults)
+        stages["launch_check"] = time.perf_counter() - t4  # the profiler's first start in the worker is paid here
         if why:
             return _fail(result, Status.REJECTED, why, stages)
     if timer is not None and device.type == "cuda" and job.profile != "off":

@@ -37,6 +37,16 @@ def test_failure_is_recorded_and_next_evaluation_runs(cpu_evaluator, relu_proble
     _assert_good(cpu_evaluator, relu_problem)
 
 
+def test_stages_say_what_the_evaluation_waited_for(cpu_evaluator, relu_problem):
+    """How long the worker took to start, how much of that this evaluation waited for (a spare may have been
+    ready before it was asked for), and how long the killed worker took to exit."""
+    result = cpu_evaluator.evaluate(relu_problem, CANDIDATES / "relu_ok.py")
+    stages = result.stages
+    assert {"worker_start", "worker_wait", "load", "compile", "correctness", "timing", "worker_exit"} <= set(stages)
+    assert stages["worker_start"] > 0 and stages["worker_exit"] >= 0
+    assert 0 <= stages["worker_wait"] <= stages["worker_start"]
+
+
 def test_infinite_loop_is_killed_near_the_timeout(relu_problem):
     from kernelevolve.eval.evaluator import Evaluator
 

@@ -122,9 +122,8 @@ def bench_command(
                 highlight=False,
             )
             progress.advance(task)
-            text = _write(
-                out, rows, suite, tgt, started, no_search, budget, strategy, time_s
-            )  # partial results survive a kill
+            # Rewritten after every problem: partial results survive a kill.
+            text = _write(out, rows, suite, tgt, started, no_search, budget, strategy, time_s)
     text = _write(out, rows, suite, tgt, started, no_search, budget, strategy, time_s)
     Console(soft_wrap=True).print(text, markup=False, highlight=False)
     err.print(f"wrote {out / 'results.json'} and {out / 'results.md'}")

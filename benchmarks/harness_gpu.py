@@ -85,10 +85,11 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=10, help="repeated evaluations without the compile baseline")
     ap.add_argument("--compile-repeats", type=int, default=5, help="repeated evaluations with it")
     ap.add_argument("--out", type=Path, default=Path("harness_gpu.json"))
+    ap.add_argument("--examples", default="softmax,rmsnorm", help="comma-separated examples to measure")
     args = ap.parse_args()
     report: dict = {"date": time.strftime("%Y-%m-%d"), "examples": {}}
     with Evaluator("cuda", timeout_s=600, prestart=True) as ev:
-        for example in ("softmax", "rmsnorm"):
+        for example in args.examples.split(","):
             problem = load_problem(EXAMPLES / example / "problem.py")
             entry: dict = {}
             for kind in ("triton", "wrong"):
@@ -104,6 +105,8 @@ def main() -> None:
                 ("with_compile", {}, args.compile_repeats),
                 ("no_compile", {"compile_baseline": False}, args.repeats),
             ):
+                if repeats < 1:
+                    continue
                 runs, walls = [], []
                 for _ in range(repeats):
                     t0 = time.perf_counter()

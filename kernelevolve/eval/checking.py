@@ -66,9 +66,9 @@ def protected_spans(cases: list[PreparedCase]) -> list[Span]:
     for pc in cases:
         for trial in pc.trials:
             out += spans(trial.inputs, "a harness input buffer") + spans([trial.reference], "a reference output")
-        for inputs in pc.timing_sets:
+        for inputs in pc.timing_sets + pc.unseen_sets:
             out += spans(inputs, "a harness input buffer")
-        out += spans(pc.timing_refs, "a reference output")
+        out += spans(pc.timing_refs, "a reference output") + spans(pc.unseen_refs, "a reference output")
     return out
 
 

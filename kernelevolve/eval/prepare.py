@@ -40,6 +40,9 @@ class Trial:
     reference: Any
 
 
+UNSEEN_SETS = 2  # input sets per case held back for the unseen-inputs check (checking.check_unseen_inputs)
+
+
 @dataclass
 class PreparedCase:
     case: dict[str, Any]
@@ -52,6 +55,9 @@ class PreparedCase:
     trials: list[Trial]
     timing_sets: list[list[Any]]
     timing_refs: list[Any] = field(default_factory=list)  # reference output of each timing set
+    # Input sets the candidate never sees before timing ends, and their references: the unseen-inputs check.
+    unseen_sets: list[list[Any]] = field(default_factory=list)
+    unseen_refs: list[Any] = field(default_factory=list)
     out_sizes: list[int] = field(default_factory=list)  # bytes of each output tensor: what poisoning covers
     ref_aliases_input: bool = False  # the reference returns (a view of) an input: aliasing is then allowed
     ref_max_abs: float | None = None
@@ -141,8 +147,12 @@ def prepare(
         pc.min_bytes = tensor_bytes(first.inputs, first.reference)
         pc.flops = problem_flops(module)
         if timed:
+            pc.unseen_sets = [
+                build_inputs(module, rng.getrandbits(62), "given", dtype, device) for _ in range(UNSEEN_SETS)
+            ]
             with torch.no_grad():
                 pc.timing_refs = [ref_model(*inputs) for inputs in timing_sets]
+                pc.unseen_refs = [ref_model(*inputs) for inputs in pc.unseen_sets]
             sync(device)
         if job.compile_baseline and platform.compile_baseline:
             report(f"compile baseline case {ci}")

@@ -50,6 +50,9 @@ class CaseResult(BaseModel):
     # Host clock from the call's return to the device going idle (cuda): at most the call's own device time plus
     # the synchronize's latency, unless work ran where the events could not see it.
     t_candidate_tail_ms: float | None = None
+    # The faster of calls on input contents the candidate had not seen before (the unseen-inputs check), timed
+    # as t_candidate_host_ms on cuda and as t_candidate_ms on the cpu.
+    t_candidate_unseen_ms: float | None = None
     t_eager_tail_ms: float | None = None
     t_compile_tail_ms: float | None = None
     # The roofline: bytes every input and output take to move once, and (GPU targets, from the device's peaks)

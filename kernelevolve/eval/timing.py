@@ -219,6 +219,18 @@ class Timer:
             st.tail_ms = statistics.median(tails[name])
         return stats
 
+    def time_once(self, fn: Fn, inputs: list[Any]) -> tuple[float, Any]:
+        """One call, timed as its median is: on cuda as time_host does (L2 flushed, whole-device synchronize
+        before and after the call), on the cpu with the host clock around it. Returns (ms, output)."""
+        if self.is_cuda:
+            l2.reset()
+            self._flush.zero_()
+            self._sync(self.device)
+        t0 = self._perf_counter()
+        out = fn(inputs)
+        self._sync(self.device)
+        return (self._perf_counter() - t0) * 1e3, out
+
     def time_graphs(self, fns: dict[str, Fn], inputs: list[Any]) -> dict[str, TimingStats | None]:
         """Per-replay time of a CUDA graph of each function (None where capture fails), interleaved."""
         if not self.is_cuda:

@@ -91,3 +91,15 @@ def test_honest_kernel_is_accepted(cpu_evaluator, candidate, problem, policy):
         expected.add("timing_outputs")
         assert result.speedup and result.speedup > 0
     assert expected <= set(result.checks), result.checks
+
+
+def test_content_cache_is_rejected_on_the_cpu(cpu_evaluator):
+    """A cache keyed by a sample of the input's contents survives the rotation of the timing sets and its outputs
+    are right, and the cpu target has no roofline to bound it. Calls on contents held back until after timing
+    are as slow as real work, which gives the cache away (it was accepted at 9x before the check)."""
+    result = cpu_evaluator.evaluate(
+        load_problem(HERE / "problems" / "relu_medium.py"), HERE / "exploits" / "cache_by_content.py", **FAST_TIMING
+    )
+    assert result.status is Status.REJECTED, (result.reason, result.log_tail)
+    assert "unseen-inputs check" in result.reason and "results are reused across calls" in result.reason
+    assert result.fitness == 0

@@ -146,14 +146,14 @@ UNSEEN_FACTOR = 3.0
 UNSEEN_SLACK_MS = 0.1
 
 
-def check_unseen_inputs(timer: Timer, pc: PreparedCase, model: torch.nn.Module, cr: CaseResult, g: Guard) -> str:
+def check_unseen_inputs(timer: Timer, pc: PreparedCase, model: torch.nn.Module, cr: CaseResult, g: Guard) -> None:
     """After timing, contents held back in phase A are copied into the timing buffers and the candidate is called
     on each once: its output must be right, and the call must not be much slower than a call on contents it has
     seen, made just before it (so a busy machine slows both alike) and than its timed median. Skipped where the
-    sets differ in layout (jagged inputs), as the rotation is."""
+    sets differ in layout (jagged inputs), as the rotation is. Raises CandidateFailure."""
     timed_ms = cr.t_candidate_host_ms if timer.is_cuda else cr.t_candidate_ms
     if not pc.unseen_sets or not timed_ms or not _same_layout(pc.timing_sets + pc.unseen_sets):
-        return ""
+        return
     g.ran("unseen_inputs")
     buffers, seen = pc.timing_sets[0], pc.timing_sets[-1]
     unseen_ms, seen_ms = [], []
@@ -170,17 +170,19 @@ def check_unseen_inputs(timer: Timer, pc: PreparedCase, model: torch.nn.Module, 
         check_output(out, [], pc, g)
         cmp = judge(out, ref, pc, f"unseen input set {k}")
         if not cmp.ok:
-            return f"unseen-inputs check: the output on inputs the candidate had not seen is wrong ({cmp.reason})"
+            raise CandidateFailure(
+                Status.INCORRECT, f"unseen-inputs check: the output on inputs it had not seen is wrong ({cmp.reason})"
+            )
         unseen_ms.append(ms)
     cr.t_candidate_unseen_ms = min(unseen_ms)
     bound = UNSEEN_FACTOR * max(timed_ms, max(seen_ms)) + UNSEEN_SLACK_MS
     if min(unseen_ms) > bound:
-        return (
+        raise CandidateFailure(
+            Status.REJECTED,
             f"unseen-inputs check: calls on inputs it had not seen took {min(unseen_ms):.4g} ms, against "
             f"{timed_ms:.4g} ms for the timed calls and {max(seen_ms):.4g} ms for a call on seen inputs just before "
-            f"(allowed {bound:.4g} ms): results are reused across calls"
+            f"(allowed {bound:.4g} ms): results are reused across calls",
         )
-    return ""
 
 
 def speed_checks(pc: PreparedCase, cr: CaseResult, peaks: Any, g: Guard, result: EvalResult) -> str:
@@ -370,7 +372,8 @@ def run_job(job: EvalJob, report: Report) -> EvalResult:
             try:
                 outputs = time_case(timer, pc, model, cr, g)
                 why = check_timing_outputs(pc, outputs, g)
-                unseen = "" if why else check_unseen_inputs(timer, pc, model, cr, g)
+                if not why:
+                    check_unseen_inputs(timer, pc, model, cr, g)
             except CandidateFailure as e:
                 return _fail(result, e.status, f"case {ci} {pc.shape}: {e.reason}", stages)
             except Exception as e:  # noqa: BLE001
@@ -380,9 +383,6 @@ def run_job(job: EvalJob, report: Report) -> EvalResult:
                 )
             if why:
                 return _fail(result, Status.INCORRECT, f"case {ci} {pc.shape}: {why}", stages)
-            if unseen:
-                status = Status.INCORRECT if "is wrong" in unseen else Status.REJECTED
-                return _fail(result, status, f"case {ci} {pc.shape}: {unseen}", stages)
             base = cr.t_compile_ms if use_compile else cr.t_eager_ms
             cr.speedup = base / cr.t_candidate_ms if base and cr.t_candidate_ms else None
             gbase = cr.t_compile_graph_ms if use_compile else cr.t_eager_graph_ms

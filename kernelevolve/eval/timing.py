@@ -204,32 +204,33 @@ class Timer:
         for it in range(self.config.host_iters):
             inputs = input_sets[it % len(input_sets)]
             for name in _rotations(names, it):
-                l2.reset()
-                self._flush.zero_()
-                self._sync(self.device)
-                t0 = self._perf_counter()
-                fns[name](inputs)
-                t1 = self._perf_counter()
-                self._sync(self.device)
-                t2 = self._perf_counter()
-                samples[name].append((t2 - t0) * 1e3)
-                tails[name].append((t2 - t1) * 1e3)
+                total_ms, tail_ms, _ = self._host_clocked(fns[name], inputs)
+                samples[name].append(total_ms)
+                tails[name].append(tail_ms)
         stats = {n: _stats(s) for n, s in samples.items()}
         for name, st in stats.items():
             st.tail_ms = statistics.median(tails[name])
         return stats
 
     def time_once(self, fn: Fn, inputs: list[Any]) -> tuple[float, Any]:
-        """One call, timed as its median is: on cuda as time_host does (L2 flushed, whole-device synchronize
-        before and after the call), on the cpu with the host clock around it. Returns (ms, output)."""
+        """One call on the host clock, as time_host times each of its calls on cuda (on the cpu: no flush, no
+        synchronize). Returns (ms, output)."""
+        total_ms, _, out = self._host_clocked(fn, inputs)
+        return total_ms, out
+
+    def _host_clocked(self, fn: Fn, inputs: list[Any]) -> tuple[float, float, Any]:
+        """L2 flushed and the device idle (cuda), then the host clock around the call and a whole-device
+        synchronize: (total ms, ms from the call's return to the device going idle, output)."""
         if self.is_cuda:
             l2.reset()
             self._flush.zero_()
             self._sync(self.device)
         t0 = self._perf_counter()
         out = fn(inputs)
+        t1 = self._perf_counter()
         self._sync(self.device)
-        return (self._perf_counter() - t0) * 1e3, out
+        t2 = self._perf_counter()
+        return (t2 - t0) * 1e3, (t2 - t1) * 1e3, out
 
     def time_graphs(self, fns: dict[str, Fn], inputs: list[Any]) -> dict[str, TimingStats | None]:
         """Per-replay time of a CUDA graph of each function (None where capture fails), interleaved."""

@@ -83,8 +83,9 @@ def build_inputs(
         inputs = list(module.get_inputs())
     except Exception as e:  # noqa: BLE001
         raise ProblemError(f"{module.__file__}: get_inputs() raised {type(e).__name__}: {e}") from e
-    # Redrawn floating inputs are drawn on the device itself: on a GPU, drawing the large inputs of a problem
-    # (tens of millions of elements, several sets per case) on the host dominated the load stage.
+    # Redrawn floating inputs are drawn on the device itself. On the H200, conv1d's and wukong_fm's load stage took
+    # 10-14 s with up to 79M-element inputs, several sets per case, drawn on the host (the likely cause; the gain
+    # of drawing on the device is not yet measured).
     gen = torch.Generator(device=device).manual_seed(seed ^ 0x5EED)
     out: list[Any] = []
     for x in inputs:

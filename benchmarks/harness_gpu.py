@@ -119,7 +119,10 @@ def main() -> None:
                 entry[f"repeat_{label}"] = summary
                 print(f"{example:8s} repeat {label}: {json.dumps(summary)}", flush=True)
             entry["do_bench"] = do_bench_primary(example)
-            rep = entry["repeat_no_compile"]
+            rep = entry.get("repeat_no_compile") or entry.get("repeat_with_compile")
+            if rep is None:  # no repeats asked for: nothing to compare do_bench with
+                report["examples"][example] = entry
+                continue
             entry["do_bench"]["candidate_diff_pct"] = 100 * (
                 rep["primary_candidate_ms_median"] / entry["do_bench"]["candidate_ms"] - 1
             )
@@ -133,8 +136,8 @@ def main() -> None:
     from kernelevolve.platforms.peaks import peaks
 
     report["peaks"] = peaks(torch.device("cuda")).__dict__
-    report["versions"] = runs[-1].versions
-    report["device"] = runs[-1].device
+    report["versions"] = r.versions
+    report["device"] = r.device
     args.out.write_text(json.dumps(report, indent=1, default=str))
 
     print(
@@ -144,7 +147,9 @@ def main() -> None:
     print("|---|---|---|---|---|---|---|---|---|---|")
     for name, e in report["examples"].items():
         for label in ("with_compile", "no_compile"):
-            r = e[f"repeat_{label}"]
+            r = e.get(f"repeat_{label}")
+            if r is None:  # that series was skipped (0 repeats)
+                continue
             gs = f"{r['graph_speedup_mean']:.3f}" if r["graph_speedup_mean"] else "-"
             gcv = f"{r['graph_speedup_cv_pct']:.2f}" if r["graph_speedup_cv_pct"] is not None else "-"
             stages = ", ".join(f"{k} {v:.2f}" for k, v in r["stages_median_s"].items())

@@ -1,18 +1,27 @@
-"""Triton seed for conv1d (fp16 and fp32): an implicit GEMM over the flattened batch x length axis.
+"""Triton seed for conv1d (fp16 and fp32): per-sequence tiles, contiguous x rows, tap-major weights.
 
-Technique: out[b, co, l] = bias[co] + sum_{ci, k} w[co, ci, k] x[b, ci, l + k - PAD] is a GEMM with M = COUT,
-N = B * L (every output position of every sequence, flattened so that short sequences (L = 200) do not leave
-tiles half empty) and a reduction over CIN x KERNEL_SIZE. Program (i, j) computes a [BLOCK_CO, BLOCK_P] output
-tile: for each BLOCK_CI input channels and each tap k, a [BLOCK_CO, BLOCK_CI] weight tile and the matching
-[BLOCK_CI, BLOCK_P] input tile shifted by k - PAD (zero padding by masks, no padded copy of x) go through a
-tensor-core dot with fp32 accumulation. The three shifted input tiles overlap and are served from L1. Output
-channel blocks vary fastest over the grid, so the programs sharing an input tile run together and read it from
-L2. Bias added in the epilogue, one store. fp16 inputs use fp16 tensor cores; fp32 inputs use tf32x3 (three
-TF32 products per fp32 product: fp32-accurate on tensor cores, where plain TF32 would not meet fp32 tolerances).
+Technique: out[b, co, l] = bias[co] + sum_{ci, k} w[co, ci, k] x[b, ci, l + k - PAD], computed per sequence.
+Program (j, i, b) (flattened into a 1-D grid; output-channel blocks vary fastest, then length tiles, then the
+batch) owns ONE sequence b and the contiguous positions l0 .. l0 + BLOCK_L: no per-element div/mod, x rows read
+contiguously, masks only at the sequence's edges and tails. The weight is reordered once per forward on the host
+to a contiguous [KS, COUT, CIN] tensor (a permute-copy of 96 x 96 x 3 elements), so each tap's [BLOCK_CO,
+BLOCK_CI] tile is a row-contiguous (K-major) load. For each BLOCK_CI input channels and each tap k, the tap's
+weight tile and the [BLOCK_CI, BLOCK_L] input tile shifted by k - PAD (zero padding by masks, no padded copy of
+x) go through a tensor-core dot accumulating in place in fp32; the three shifted tiles cover the same lines and
+are served from L1. The shape (CIN, COUT, L) is passed as constexpr: the compiler sees the row strides' true
+divisibility (L = 200 is a multiple of 8, which Triton's integer specialisation by 16 misses), so the unshifted
+tap's loads and the output stores vectorise to 16 bytes, trip counts are constant and the channel masks vanish
+when the blocks divide the channels (one compile per shape). With BLOCK_CO >= COUT (128 >= 96) every x tile is
+read from DRAM once and by one program. Bias added in the epilogue, one store in the output dtype. fp16 inputs use
+fp16 tensor cores; fp32 inputs use tf32x3 (three TF32 products per fp32 product: fp32-accurate on tensor cores).
 
-Expected bottleneck: at the production shape (CIN = COUT = 96, L = 200) memory bandwidth and load-issue rate
-(the reduction is only 288 deep: ~100 flops per byte of x in fp16 with all COUT blocks served from L2); tensor
-cores at the out-of-distribution (64, 768, 768, 1024), where cuDNN's tuned kernels are hard to beat.
+Expected bottleneck: at the production shape (B = 2048, CIN = COUT = 96, L = 200) load issue, then DRAM
+bandwidth: the two shifted taps cannot be vectorised (their addresses are one element off 16-byte alignment), so
+they are 2-byte loads out of L1; the tensor cores run at 75% useful rows (96 of 128 output channels) and 78%
+useful columns (200 of 256 positions), which the ~0.02 ms compute floor absorbs. Tensor cores at the
+out-of-distribution (64, 768, 768, 1024). Measured on the H200 (2026-11-30, docs/benchmarks/ranking.md run 10):
+0.180 ms at the production shape against cuDNN's 0.343 ms in fp16 (1.9x), 1.36 ms against 0.93 ms in fp32; it
+replaced an implicit GEMM over the flattened B x L axis that took 1.52 ms.
 """
 
 import torch
@@ -21,71 +30,92 @@ import triton
 import triton.language as tl
 
 # Launch parameters; a tuner re-binds these module constants (values from TUNABLES).
-BLOCK_CO = 32
+BLOCK_CO = 128
 BLOCK_CI = 32
-BLOCK_P = 128
-NUM_WARPS = 4
+BLOCK_L = 128
+NUM_WARPS = 8
 NUM_STAGES = 2
 
 TUNABLES = {
-    "BLOCK_CO": [16, 32, 64, 128],
+    "BLOCK_CO": [32, 64, 128, 256],
     "BLOCK_CI": [16, 32, 64],
-    "BLOCK_P": [32, 64, 128, 256],
-    "NUM_WARPS": [2, 4, 8],
+    "BLOCK_L": [32, 64, 128, 256],
+    "NUM_WARPS": [4, 8],
     "NUM_STAGES": [1, 2, 3, 4],
 }
 
-_INTERPRETER_BLOCK_P = 1024  # Triton's interpreter (CPU): fewer, larger programs
+# Triton's interpreter (CPU): fewer, larger programs (one per sequence for the small test shapes).
+_INTERPRETER_BLOCK_L = 1024
+_INTERPRETER_BLOCK_CO = 256
+_INTERPRETER_BLOCK_CI = 128
 
 
 @triton.jit
-def _conv1d_kernel(
+def _conv1d_seq_kernel(
     x_ptr,
     w_ptr,
     bias_ptr,
     out_ptr,
-    n_pos,
-    cin,
-    cout,
-    length,
+    CIN: tl.constexpr,
+    COUT: tl.constexpr,
+    LENGTH: tl.constexpr,
     KS: tl.constexpr,
     PAD: tl.constexpr,
     BLOCK_CO: tl.constexpr,
     BLOCK_CI: tl.constexpr,
-    BLOCK_P: tl.constexpr,
+    BLOCK_L: tl.constexpr,
     FP32_ACCURATE: tl.constexpr,
 ):
-    co = tl.program_id(0) * BLOCK_CO + tl.arange(0, BLOCK_CO)
-    co_ok = co < cout
-    p = tl.program_id(1).to(tl.int64) * BLOCK_P + tl.arange(0, BLOCK_P)
-    p_ok = p < n_pos
-    b = p // length
-    pos = p % length
-    x_seq = b * cin * length  # offset of x[b]
-    acc = tl.zeros([BLOCK_CO, BLOCK_P], dtype=tl.float32)
-    for ci0 in range(0, cin, BLOCK_CI):
+    N_CO: tl.constexpr = (COUT + BLOCK_CO - 1) // BLOCK_CO
+    N_L: tl.constexpr = (LENGTH + BLOCK_L - 1) // BLOCK_L
+    EVEN_CI: tl.constexpr = CIN % BLOCK_CI == 0
+    EVEN_CO: tl.constexpr = COUT % BLOCK_CO == 0
+
+    # Scalar decomposition of the program id (once per program): channel block, length tile, sequence.
+    pid = tl.program_id(0)
+    co_blk = pid % N_CO
+    rest = pid // N_CO
+    l_blk = rest % N_L
+    b = (rest // N_L).to(tl.int64)
+
+    co = co_blk * BLOCK_CO + tl.arange(0, BLOCK_CO)
+    co_ok = co < COUT
+    pos = l_blk * BLOCK_L + tl.arange(0, BLOCK_L)
+    pos_ok = pos < LENGTH
+    x_seq = x_ptr + b * (CIN * LENGTH)  # x[b]: 64-bit scalar base, 32-bit offsets within the sequence
+
+    acc = tl.zeros([BLOCK_CO, BLOCK_L], dtype=tl.float32)
+    for ci0 in range(0, CIN, BLOCK_CI):
         ci = ci0 + tl.arange(0, BLOCK_CI)
-        ci_ok = ci < cin
+        ci_ok = ci < CIN
         for k in tl.static_range(KS):
-            w = tl.load(
-                w_ptr + co[:, None] * (cin * KS) + ci[None, :] * KS + k,
-                mask=co_ok[:, None] & ci_ok[None, :],
-                other=0.0,
-            )
-            src = pos + (k - PAD)
-            x_ok = p_ok & (src >= 0) & (src < length)
-            x = tl.load(
-                x_ptr + x_seq[None, :] + ci[:, None] * length + src[None, :],
-                mask=ci_ok[:, None] & x_ok[None, :],
-                other=0.0,
-            )
-            if FP32_ACCURATE:
-                acc += tl.dot(w, x, input_precision="tf32x3")
+            # Tap k of the reordered weight, w_t[k, co, ci]: contiguous along ci.
+            w_ptrs = w_ptr + k * (COUT * CIN) + co[:, None] * CIN + ci[None, :]
+            if EVEN_CI and EVEN_CO:
+                w = tl.load(w_ptrs)
             else:
-                acc += tl.dot(w, x)
-    acc += tl.load(bias_ptr + co, mask=co_ok, other=0.0).to(tl.float32)[:, None]
-    out_offs = (b * cout * length + pos)[None, :] + co[:, None] * length
-    tl.store(out_ptr + out_offs, acc.to(out_ptr.dtype.element_ty), mask=co_ok[:, None] & p_ok[None, :])
+                w = tl.load(w_ptrs, mask=co_ok[:, None] & ci_ok[None, :], other=0.0)
+            src = pos + (k - PAD)
+            x_ok = src < LENGTH
+            if k < PAD:
+                x_ok = x_ok & (src >= 0)
+            if not EVEN_CI:
+                x_ok = ci_ok[:, None] & x_ok[None, :]
+            else:
+                x_ok = x_ok[None, :]
+            x = tl.load(x_seq + ci[:, None] * LENGTH + src[None, :], mask=x_ok, other=0.0)
+            if FP32_ACCURATE:
+                acc = tl.dot(w, x, acc, input_precision="tf32x3")
+            else:
+                acc = tl.dot(w, x, acc)
+
+    if EVEN_CO:
+        bias = tl.load(bias_ptr + co)
+    else:
+        bias = tl.load(bias_ptr + co, mask=co_ok, other=0.0)
+    acc += bias.to(tl.float32)[:, None]
+    out_ptrs = out_ptr + b * (COUT * LENGTH) + co[:, None] * LENGTH + pos[None, :]
+    tl.store(out_ptrs, acc.to(out_ptr.dtype.element_ty), mask=co_ok[:, None] & pos_ok[None, :])
 
 
 class ModelNew(nn.Module):
@@ -97,32 +127,36 @@ class ModelNew(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         x = x.contiguous()
         batch, cin, length = x.shape
-        weight = self.conv.weight.detach().contiguous()
+        # [COUT, CIN, KS] -> [KS, COUT, CIN]: each tap's weight tile is a contiguous, K-major load.
+        weight = self.conv.weight.detach().permute(2, 0, 1).contiguous()
         bias = self.conv.bias.detach().contiguous()
-        cout, _, ks = weight.shape
+        ks, cout, _ = weight.shape
         pad = self.conv.padding[0]
         out_len = length + 2 * pad - ks + 1
         assert out_len == length, "this kernel computes 'same'-length convolutions (stride 1, 2 * padding = k - 1)"
+        assert max(cin, cout) * length < 2**31, "offsets within one sequence are 32-bit"
         out = torch.empty((batch, cout, length), dtype=x.dtype, device=x.device)
         if out.numel() == 0:
             return out
-        n_pos = batch * length
-        block_p = BLOCK_P if x.is_cuda else max(BLOCK_P, min(_INTERPRETER_BLOCK_P, triton.next_power_of_2(n_pos)))
-        grid = (triton.cdiv(cout, BLOCK_CO), triton.cdiv(n_pos, block_p))
-        _conv1d_kernel[grid](
+        block_co, block_ci, block_l = BLOCK_CO, BLOCK_CI, BLOCK_L
+        if not x.is_cuda:
+            block_co = max(block_co, min(_INTERPRETER_BLOCK_CO, triton.next_power_of_2(cout)))
+            block_ci = max(block_ci, min(_INTERPRETER_BLOCK_CI, triton.next_power_of_2(cin)))
+            block_l = max(block_l, min(_INTERPRETER_BLOCK_L, triton.next_power_of_2(length)))
+        grid = (triton.cdiv(cout, block_co) * triton.cdiv(length, block_l) * batch,)
+        _conv1d_seq_kernel[grid](
             x,
             weight,
             bias,
             out,
-            n_pos,
-            cin,
-            cout,
-            length,
+            CIN=cin,
+            COUT=cout,
+            LENGTH=length,
             KS=ks,
             PAD=pad,
-            BLOCK_CO=BLOCK_CO,
-            BLOCK_CI=BLOCK_CI,
-            BLOCK_P=block_p,
+            BLOCK_CO=block_co,
+            BLOCK_CI=block_ci,
+            BLOCK_L=block_l,
             FP32_ACCURATE=x.dtype == torch.float32,
             num_warps=NUM_WARPS,
             num_stages=NUM_STAGES,

@@ -1,0 +1,98 @@
+"""The mapid seed (suites/ranking/mapid/seed_triton.py, a k-ary lower_bound) with GPU launch blocks.
+
+test_suite_ranking.py runs the seed through the harness, where it takes its interpreter branch (one program for
+up to 64k ids). Here it runs in a fresh process with GPU launch blocks and several fanouts against the reference
+Model, on edge cases: tables of 1, 2, 3, 17, 1000 and 100k entries; ids below the first entry, above the last, equal to
+every entry, negative and above max_raw_id; evicted slots; id counts that BLOCK does not divide.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tests.test_suite_ranking import SUITE
+
+SEED = SUITE / "mapid" / "seed_triton.py"
+
+
+# Run in a fresh process: Triton reads TRITON_INTERPRET when a kernel is decorated, and other tests in the same
+# pytest process may already have loaded Triton's compiled (non-interpreted) path.
+_EDGE_CASES_CHECK = """
+import importlib.util, sys
+import torch
+spec = importlib.util.spec_from_file_location("mapid_seed", sys.argv[1])
+module = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(module)
+spec = importlib.util.spec_from_file_location("mapid_problem", sys.argv[2])
+problem = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(problem)
+module._INTERPRETER_BLOCK = 1  # keep the launch block as on a GPU
+if len(sys.argv) > 3:
+    module.BLOCK, module.FANOUT = int(sys.argv[3]), int(sys.argv[4])
+BLOCK = module.BLOCK
+MAX = (1 << 40) - 1
+torch.manual_seed(0)
+
+
+def table_of(size, low, high):
+    # Strictly ascending, drawn from [low, high].
+    values = torch.unique(torch.randint(low, high + 1, (4 * size + 8,), dtype=torch.int64))
+    values = values[torch.randperm(values.numel())[:size]].sort().values
+    assert values.numel() == size
+    return values
+
+
+def queries(table, max_raw_id, n):
+    first, last = int(table[0]), int(table[-1])
+    sample = table if table.numel() <= 2000 else table[torch.randint(0, table.numel(), (n,))]
+    edge = [first, last, first - 1, last + 1, 0, 1, max_raw_id, max_raw_id - 1, max_raw_id + 1, -1, -(1 << 62),
+            (1 << 63) - 1, -(1 << 63)]
+    parts = [sample, sample - 1, sample + 1, torch.tensor(edge, dtype=torch.int64),
+             torch.randint(-(1 << 41), 1 << 41, (n,), dtype=torch.int64),
+             torch.randint(0, max_raw_id + 1, (n,), dtype=torch.int64)]
+    ids = torch.cat(parts)
+    return ids[torch.randperm(ids.numel())]
+
+
+checked = 0
+for size in (1, 2, 3, 17, 1000, 100_000):
+    for max_raw_id, low, high in [
+        (MAX, 10, MAX - 10),  # ids below the first entry and above the last exist
+        (MAX, 0, MAX),  # the clamp lands on the table's ends when they are 0 and max_raw_id
+        (5 * size + 40, 3, 4 * size + 20),  # a dense range: random ids often hit
+    ]:
+        table = table_of(size, low, high)
+        if low == 0:
+            table[0], table[-1] = 0, max_raw_id
+            table = torch.unique(table)
+        remap = torch.randperm(table.numel(), dtype=torch.int64)
+        remap[torch.rand(table.numel()) < 0.2] = -1
+        remap[0] = -1  # an evicted first slot
+        # BLOCK does not divide the id count (one id dropped where it would).
+        for n, default_id in [(1, -7), (3 * BLOCK + 5, table.numel())]:
+            ids = queries(table, max_raw_id, n)
+            ids = ids[: ids.numel() - (ids.numel() % BLOCK == 0)]
+            want = problem.Model(max_raw_id, default_id)(ids, table, remap)
+            got = module.ModelNew(max_raw_id, default_id)(ids, table, remap)
+            assert got.dtype == torch.int64 and got.shape == want.shape
+            assert torch.equal(got, want), (size, max_raw_id, n, default_id, (got != want).nonzero()[:5])
+            checked += 1
+        ids = torch.tensor([5], dtype=torch.int64)[:0]  # no ids
+        assert module.ModelNew(max_raw_id, 0)(ids, table, remap).numel() == 0
+assert checked == 6 * 3 * 2
+print("ok", checked)
+"""
+
+
+@pytest.mark.parametrize(
+    "blocks", [[], ["32", "16"], ["64", "32"], ["128", "8"]], ids=["defaults", "fanout16", "fanout32", "fanout8"]
+)
+def test_seed_edge_cases_in_the_interpreter(blocks):
+    env = {**os.environ, "TRITON_INTERPRET": "1"}
+    cmd = [sys.executable, "-c", _EDGE_CASES_CHECK, str(SEED), str(SUITE / "mapid" / "problem.py"), *blocks]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env)
+    assert p.returncode == 0 and "ok" in p.stdout, p.stderr[-3000:]

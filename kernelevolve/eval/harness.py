@@ -100,8 +100,24 @@ def time_case(timer: Timer, pc: PreparedCase, model: torch.nn.Module, result: Ca
         setattr(result, f"t_{name}_launch_ms", st.launch_ms)
     for name, st in host.items():
         setattr(result, f"t_{name}_tail_ms", st.tail_ms if st is not None else None)
+    with torch.no_grad():
+        confirm_host_tails(timer, fns, pc.timing_sets, result)
     n = len(pc.timing_sets)
     return {(k + 1) % n if rotated else k: out for k, out in outputs.items()}
+
+
+def confirm_host_tails(
+    timer: Timer, fns: dict[str, Callable[[list[Any]], Any]], sets: list[list[Any]], result: CaseResult
+) -> None:
+    """Before the host-clock check rejects, the host clock runs once more and each function keeps its smaller
+    tail. Work on a side stream stretches every tail; a busy host stretched one median (an honest Triton kernel
+    on the H200, run 10, while another GPU's evaluations shared the host)."""
+    if not speed.host_clock_gap(result):
+        return
+    for name, st in timer.time_host(fns, sets).items():
+        old = getattr(result, f"t_{name}_tail_ms")
+        if st is not None and st.tail_ms is not None and old is not None:
+            setattr(result, f"t_{name}_tail_ms", min(old, st.tail_ms))
 
 
 def _same_layout(sets: list[list[Any]]) -> bool:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from kernelevolve.problem.inputs import DISTRIBUTIONS, build_inputs, build_model, problem_dtype
+from kernelevolve.problem.inputs import DISTRIBUTIONS, build_inputs, build_model, call_get_inputs, problem_dtype
 from kernelevolve.problem.problem import (
     ProblemError,
     bind_case,
@@ -139,3 +139,26 @@ def test_flops_are_read_per_case(tmp_path):
     module.FLOPS = "many"
     with pytest.raises(ProblemError, match="FLOPS"):
         problem_flops(module)
+
+
+def test_get_inputs_makes_its_tensors_on_the_target_device_or_falls_back_to_the_host():
+    """On a GPU, get_inputs' factory calls allocate there (here the meta device stands in for it); code that needs
+    real values on the host (a Python int from a tensor) runs on the host as written."""
+    import types
+
+    plain = types.ModuleType("plain")
+    plain.get_inputs = lambda: [torch.randn(4, 3), torch.arange(5)]
+    x, idx = call_get_inputs(plain, 7, torch.device("meta"))
+    assert x.device.type == "meta" and idx.device.type == "meta"
+
+    host_only = types.ModuleType("host_only")
+    host_only.get_inputs = lambda: [torch.randn(int(torch.randint(2, 5, (1,)).item()), 3)]
+    (y,) = call_get_inputs(host_only, 7, torch.device("meta"))
+    (z,) = call_get_inputs(host_only, 7, torch.device("cpu"))
+    assert y.device.type == "cpu" and torch.equal(y, z)  # the same seed, the same draw as on the host
+
+    broken = types.ModuleType("broken")
+    broken.__file__ = "broken.py"
+    broken.get_inputs = lambda: 1 / 0
+    with pytest.raises(ProblemError, match="get_inputs"):
+        call_get_inputs(broken, 7, torch.device("meta"))

@@ -74,18 +74,31 @@ def _draw(shape: torch.Size, distribution: str, gen: torch.Generator) -> torch.T
     return x
 
 
+def call_get_inputs(module: types.ModuleType, seed: int, device: torch.device) -> list[Any]:
+    """get_inputs() from `seed`. On a GPU its tensors are made there (factory calls run under the device as the
+    default), and where that fails, on the host as written. On the H200 the load stage of conv1d and wukong_fm
+    took 9-15 s per evaluation with inputs of up to 79M elements drawn on the host and copied over, 8 sets per
+    shape case (docs/benchmarks/harness.md; the gain on a GPU is not yet measured)."""
+    if device.type != "cpu":
+        torch.manual_seed(seed)
+        try:
+            with torch.device(device):
+                return list(module.get_inputs())
+        except Exception:  # noqa: BLE001 - host-only code in get_inputs: run it as written
+            pass
+    torch.manual_seed(seed)
+    try:
+        return list(module.get_inputs())
+    except Exception as e:  # noqa: BLE001
+        raise ProblemError(f"{module.__file__}: get_inputs() raised {type(e).__name__}: {e}") from e
+
+
 def build_inputs(
     module: types.ModuleType, seed: int, distribution: str, dtype: torch.dtype, device: torch.device
 ) -> list[Any]:
     """Inputs for the currently bound case; floating tensors cast to the problem's DTYPE."""
-    torch.manual_seed(seed)
-    try:
-        inputs = list(module.get_inputs())
-    except Exception as e:  # noqa: BLE001
-        raise ProblemError(f"{module.__file__}: get_inputs() raised {type(e).__name__}: {e}") from e
-    # Redrawn floating inputs are drawn on the device itself. On the H200, conv1d's and wukong_fm's load stage took
-    # 10-14 s with up to 79M-element inputs, several sets per case, drawn on the host (the likely cause; the gain
-    # of drawing on the device is not yet measured).
+    inputs = call_get_inputs(module, seed, device)
+    # Redrawn floating inputs are drawn on the device itself, as get_inputs' own tensors are.
     gen = torch.Generator(device=device).manual_seed(seed ^ 0x5EED)
     out: list[Any] = []
     for x in inputs:

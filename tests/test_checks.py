@@ -184,3 +184,40 @@ def test_threads_check_is_cheap_without_busy_threads():
     t0 = time.perf_counter()
     threads.ThreadWatch().native_busy()
     assert time.perf_counter() - t0 < 0.1
+
+
+def test_unseen_inputs_check_takes_a_second_round_of_new_inputs_before_it_rejects(monkeypatch):
+    from types import SimpleNamespace
+
+    from kernelevolve.eval import harness
+    from kernelevolve.eval.harness import CandidateFailure, check_unseen_inputs
+
+    sets = [[torch.zeros(4)] for _ in range(3)]
+    pc = SimpleNamespace(timing_sets=sets, unseen_sets=[[torch.zeros(4)] for _ in range(4)], unseen_refs=[None] * 4)
+    g = SimpleNamespace(ran=lambda *names: None)
+    timer = SimpleNamespace(is_cuda=False)
+
+    def scripted(*rounds):
+        calls = []
+
+        def one_round(timer, pc, model, g, indices):
+            calls.append(indices)
+            return rounds[len(calls) - 1]
+
+        monkeypatch.setattr(harness, "_unseen_round", one_round)
+        return calls
+
+    # Seen on the CPU while the test suite ran: both unseen calls of a round stalled for a scheduler slice.
+    calls = scripted(([8.7, 8.9], [0.6, 0.7]), ([0.6, 0.65], [0.6, 0.6]))
+    cr = _case(t_candidate_ms=0.6)
+    check_unseen_inputs(timer, pc, None, cr, g)
+    assert calls == [[0, 1], [2, 3]] and cr.t_candidate_unseen_ms == 0.6
+    # A cache keyed by content misses on every new set: rejected after the second round.
+    calls = scripted(([4.0, 4.1], [0.03, 0.03]), ([4.0, 4.2], [0.03, 0.03]))
+    with pytest.raises(CandidateFailure, match="2 rounds of new inputs"):
+        check_unseen_inputs(timer, pc, None, _case(t_candidate_ms=0.03), g)
+    assert len(calls) == 2
+    # A first round that passes ends the check.
+    calls = scripted(([0.6, 0.62], [0.6, 0.6]))
+    check_unseen_inputs(timer, pc, None, _case(t_candidate_ms=0.6), g)
+    assert calls == [[0, 1]]

@@ -162,18 +162,49 @@ UNSEEN_FACTOR = 3.0
 UNSEEN_SLACK_MS = 0.1
 
 
+UNSEEN_PER_ROUND = 2
+
+
 def check_unseen_inputs(timer: Timer, pc: PreparedCase, model: torch.nn.Module, cr: CaseResult, g: Guard) -> None:
     """After timing, contents held back in phase A are copied into the timing buffers and the candidate is called
     on each once: its output must be right, and the call must not be much slower than a call on contents it has
-    seen, made just before it (so a busy machine slows both alike) and than its timed median. Skipped where the
-    sets differ in layout (jagged inputs), as the rotation is. Raises CandidateFailure."""
+    seen, made just before it (so a busy machine slows both alike) and than its timed median. A round takes two
+    held-back sets; where it fails, a second round takes two more, never seen either, and only a second failure
+    rejects: on a busy CPU one call in several stalls for a scheduler slice (8 ms against 0.6 ms measured for an
+    honest C++ kernel while the test suite ran), and a cache keyed by content misses on every new set. Skipped
+    where the sets differ in layout (jagged inputs), as the rotation is. Raises CandidateFailure."""
     timed_ms = cr.t_candidate_host_ms if timer.is_cuda else cr.t_candidate_ms
     if not pc.unseen_sets or not timed_ms or not _same_layout(pc.timing_sets + pc.unseen_sets):
         return
     g.ran("unseen_inputs")
+    rounds = [
+        list(range(start, min(start + UNSEEN_PER_ROUND, len(pc.unseen_sets))))
+        for start in range(0, len(pc.unseen_sets), UNSEEN_PER_ROUND)
+    ]
+    for r, indices in enumerate(rounds):
+        unseen_ms, seen_ms = _unseen_round(timer, pc, model, g, indices)
+        cr.t_candidate_unseen_ms = min(unseen_ms)
+        bound = UNSEEN_FACTOR * max(timed_ms, max(seen_ms)) + UNSEEN_SLACK_MS
+        if min(unseen_ms) <= bound:
+            return
+        if r == len(rounds) - 1:
+            raise CandidateFailure(
+                Status.REJECTED,
+                f"unseen-inputs check: calls on inputs it had not seen took {min(unseen_ms):.4g} ms, against "
+                f"{timed_ms:.4g} ms for the timed calls and {max(seen_ms):.4g} ms for a call on seen inputs just "
+                f"before (allowed {bound:.4g} ms; {len(rounds)} rounds of new inputs): results are reused across "
+                "calls",
+            )
+
+
+def _unseen_round(
+    timer: Timer, pc: PreparedCase, model: torch.nn.Module, g: Guard, indices: list[int]
+) -> tuple[list[float], list[float]]:
+    """One round of the unseen-inputs check: (unseen call ms, seen call ms) per held-back set."""
     buffers, seen = pc.timing_sets[0], pc.timing_sets[-1]
     unseen_ms, seen_ms = [], []
-    for k, (contents, ref) in enumerate(zip(pc.unseen_sets, pc.unseen_refs)):
+    for k in indices:
+        contents, ref = pc.unseen_sets[k], pc.unseen_refs[k]
         with torch.no_grad():
             seen_ms.append(timer.time_once(lambda inputs: model(*inputs), seen)[0])
             for dst, src in zip(buffers, contents):
@@ -190,15 +221,7 @@ def check_unseen_inputs(timer: Timer, pc: PreparedCase, model: torch.nn.Module, 
                 Status.INCORRECT, f"unseen-inputs check: the output on inputs it had not seen is wrong ({cmp.reason})"
             )
         unseen_ms.append(ms)
-    cr.t_candidate_unseen_ms = min(unseen_ms)
-    bound = UNSEEN_FACTOR * max(timed_ms, max(seen_ms)) + UNSEEN_SLACK_MS
-    if min(unseen_ms) > bound:
-        raise CandidateFailure(
-            Status.REJECTED,
-            f"unseen-inputs check: calls on inputs it had not seen took {min(unseen_ms):.4g} ms, against "
-            f"{timed_ms:.4g} ms for the timed calls and {max(seen_ms):.4g} ms for a call on seen inputs just before "
-            f"(allowed {bound:.4g} ms): results are reused across calls",
-        )
+    return unseen_ms, seen_ms
 
 
 def speed_checks(pc: PreparedCase, cr: CaseResult, peaks: Any, g: Guard, result: EvalResult) -> str:

@@ -52,7 +52,7 @@ def _redraw(t: torch.Tensor, distribution: str, gen: torch.Generator) -> torch.T
     """Same shape and dtype from another distribution; an input sorted along its last dimension (bucket
     borders, offsets) stays sorted."""
     x = _draw(t.shape, distribution, gen)
-    if _is_sorted(t.cpu()):
+    if _is_sorted(t):  # on the tensor's own device: get_inputs draws on the GPU there
         x = x.sort(dim=-1).values
     return x.to(t.dtype)
 

@@ -57,14 +57,39 @@ def bench(tmp_path, *args):
 
 
 def test_seeds_only_table_and_json(suite, tmp_path):
+    with (suite / "relu" / "problem.py").open("a") as f:
+        f.write('\nTARGET_SPEEDUP = {"speedup": 1000.0, "note": "out of reach"}\n')
     p = bench(tmp_path, str(suite), "--no-search")
     assert p.returncode == 0, p.stderr
     rows = {r["name"]: r for r in json.loads((tmp_path / "out" / "results.json").read_text())["rows"]}
     assert rows["relu"]["status"] == "ok" and rows["relu"]["speedup_eager"] > 0
     assert rows["broken"]["status"] == "problem_error" and "get_inputs() raised" in rows["broken"]["reason"]
     assert rows["noseed"]["status"] == "not_evaluated"
+    target = rows["relu"]["target"]
+    assert (
+        target["speedup"] == 1000.0
+        and target["met"] is False
+        and target["measured"] == pytest.approx(rows["relu"]["cases"][0]["speedup_eager"])
+    )
     md = (tmp_path / "out" / "results.md").read_text()
     assert "| relu | ok |" in md and "fast_p over eager: p=1:" in md
+    assert "| relu | 1000.00x | case 0 |" in md and "| no | " in md and "out of reach" in md
+
+
+def test_target_speedup_is_read_statically_and_checked(tmp_path):
+    from kernelevolve.problem.problem import ProblemError, load_problem, target_speedup
+
+    source = (FIXTURES / "kb_relu.py").read_text()
+    path = tmp_path / "problem.py"
+    path.write_text(source)
+    assert target_speedup(load_problem(path)) is None
+    path.write_text(source + '\nTARGET_SPEEDUP = {"speedup": 2.5, "case": 1, "note": "paper"}\n')
+    t = target_speedup(load_problem(path))
+    assert (t.speedup, t.case, t.note) == (2.5, 1, "paper")
+    for bad in ('{"speedup": -1}', '{"speedup": 2, "cases": 1}', "compute_target()", '{"case": 1}'):
+        path.write_text(source + f"\nTARGET_SPEEDUP = {bad}\n")
+        with pytest.raises(ProblemError, match="TARGET_SPEEDUP"):
+            target_speedup(load_problem(path))
 
 
 def test_search_mode_runs_a_search_per_problem(suite, tmp_path):

@@ -16,14 +16,23 @@ from kernelevolve.cli.common import Baseline, Target, app, err, usage_error
 from kernelevolve.cli.search_cmd import RUNS_DIR, llm_operator
 from kernelevolve.eval.evaluator import Evaluator
 from kernelevolve.platforms import default_target
-from kernelevolve.problem.problem import ProblemError, load_problem
+from kernelevolve.problem.problem import ProblemError, load_problem, target_speedup
 from kernelevolve.search.driver import Driver, SearchConfig
 from kernelevolve.search.export import export
 from kernelevolve.search.final_eval import compile_in_search
 from kernelevolve.search.graph import Graph
 from kernelevolve.search.strategies import STRATEGIES, make_strategy
 from kernelevolve.store.store import Store
-from kernelevolve.suites.bench import BenchItem, BenchRow, SuiteError, discover, kernelbench, markdown, row_from
+from kernelevolve.suites.bench import (
+    BenchItem,
+    BenchRow,
+    SuiteError,
+    apply_target,
+    discover,
+    kernelbench,
+    markdown,
+    row_from,
+)
 
 
 @app.command("bench")
@@ -180,7 +189,7 @@ def _one(
         result = evaluator.evaluate(
             problem, item.seed, trials=trials, baseline=baseline, compile_baseline=compile_baseline
         )
-        return row_from(item.name, result, seed=item.seed.name)
+        return apply_target(row_from(item.name, result, seed=item.seed.name), target_speedup(problem))
     seed_source = item.seed.read_text() if item.seed else None
     operator = llm_operator(llm, llm_base_url, None, store, problem, target, timeout) if llm else None
     config = {
@@ -234,4 +243,4 @@ def _one(
     )
     row = row_from(item.name, final, seed=item.seed.name if item.seed else "", run=run.id, kernel=str(exported))
     row.search = searched
-    return row
+    return apply_target(row, target_speedup(problem))

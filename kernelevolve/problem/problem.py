@@ -1,4 +1,5 @@
-"""Problem files: KernelBench-format modules plus the optional SHAPE_CASES, TOLERANCE, DTYPE and FLOPS.
+"""Problem files: KernelBench-format modules plus the optional SHAPE_CASES, TOLERANCE, DTYPE, FLOPS and
+TARGET_SPEEDUP.
 
 The parent process only reads and statically checks the file (no torch import, no code run); the
 worker executes it in a private namespace before any candidate code is loaded.
@@ -64,6 +65,47 @@ def load_problem(path: str | Path) -> Problem:
             "(a problem needs class Model(nn.Module), get_inputs() and get_init_inputs())"
         )
     return Problem(path=p.resolve(), source=source)
+
+
+@dataclass(frozen=True)
+class TargetSpeedup:
+    """A speedup over eager the problem's author expects on one shape case (a paper's figure, a service's need);
+    `bench` reports whether it is met."""
+
+    speedup: float
+    case: int = 0
+    note: str = ""
+
+
+def target_speedup(problem: Problem) -> TargetSpeedup | None:
+    """The problem's TARGET_SPEEDUP, read statically (the parent never executes the problem): a literal dict
+    {"speedup": 4.0, "case": 1, "note": "..."}; case indexes SHAPE_CASES (default 0, the primary case)."""
+    tree = ast.parse(problem.source)
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "TARGET_SPEEDUP" for t in node.targets
+        ):
+            try:
+                value = ast.literal_eval(node.value)
+            except ValueError as e:
+                raise ProblemError(f"{problem.path}: TARGET_SPEEDUP must be a literal dict ({e})") from e
+            ok = (
+                isinstance(value, dict)
+                and set(value) <= {"speedup", "case", "note"}
+                and isinstance(value.get("speedup"), (int, float))
+                and value["speedup"] > 0
+                and isinstance(value.get("case", 0), int)
+                and value.get("case", 0) >= 0
+                and isinstance(value.get("note", ""), str)
+            )
+            if not ok:
+                raise ProblemError(
+                    f"{problem.path}: TARGET_SPEEDUP must be a dict like "
+                    '{"speedup": 4.0, "case": 1, "note": "the paper\'s figure"} (speedup > 0 over eager; case: an '
+                    "index into SHAPE_CASES)"
+                )
+            return TargetSpeedup(float(value["speedup"]), value.get("case", 0), value.get("note", ""))
+    return None
 
 
 def _top_level_names(tree: ast.Module) -> set[str]:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from kernelevolve.eval.result import EvalResult, geomean
+from kernelevolve.problem.problem import TargetSpeedup
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SUITES = {"ranking": REPO_ROOT / "suites" / "ranking"}
@@ -49,6 +50,7 @@ class BenchRow:
     worst_case: float | None = None  # the lowest per-case speedup over eager: below 1.0 is a regression
     kernel: str = ""  # after a search: the exported module the row evaluated
     search: str = ""  # after a search: how many nodes it evaluated and why it stopped
+    target: dict[str, Any] | None = None  # the problem's TARGET_SPEEDUP and how the row measured against it
 
 
 def _seed_for(folder: Path, target: str) -> Path | None:
@@ -147,6 +149,41 @@ def row_from(name: str, result: EvalResult, seed: str = "", run: str = "", kerne
     )
 
 
+def apply_target(row: BenchRow, target: TargetSpeedup | None) -> BenchRow:
+    """Fill the row's target: met or not on its case, and, for the table, where that case's time stands against
+    its roofline floor."""
+    if target is None:
+        return row
+    case = row.cases[target.case] if target.case < len(row.cases) else {}
+    measured = case.get("speedup_eager") if row.correct else None
+    row.target = {
+        "speedup": target.speedup,
+        "case": target.case,
+        "note": target.note,
+        "shape": case.get("shape"),
+        "measured": measured,
+        "met": measured is not None and measured >= target.speedup,
+        "t_candidate_ms": case.get("t_candidate_ms"),
+        "t_eager_ms": case.get("t_eager_ms"),
+        "t_roofline_ms": case.get("t_roofline_ms"),
+    }
+    return row
+
+
+def _target_cells(t: dict[str, Any]) -> str:
+    shape = " ".join(f"{k}={v}" for k, v in (t.get("shape") or {}).items()) or f"case {t['case']}"
+    measured = _x(t["measured"])
+    met = "yes" if t["met"] else "no"
+    cand, eager, floor = t.get("t_candidate_ms"), t.get("t_eager_ms"), t.get("t_roofline_ms")
+    where = "-"
+    if cand and floor:
+        needed = f", {1000 * eager / t['speedup']:.1f} us needed" if eager and not t["met"] else ""
+        where = f"{1000 * cand:.1f} us against a floor of {1000 * floor:.1f} us ({100 * floor / cand:.0f}%){needed}"
+    elif cand:
+        where = f"{1000 * cand:.1f} us (no roofline measured)"
+    return f"{_x(t['speedup'])} | {shape} | {measured} | {met} | {where} | {t.get('note') or '-'}"
+
+
 def _ratio(base: float | None, t: float | None) -> float | None:
     return base / t if base and t else None
 
@@ -175,6 +212,16 @@ def markdown(rows: list[BenchRow], header: str) -> str:
             f"| {r.name} | {r.status} | {_x(r.speedup_eager)} | {_x(r.speedup_compile)} | {_x(r.worst_case)} | {roof} "
             f"| {r.seed or '-'}{' / ' + r.run if r.run else ''} |"
         )
+    targeted = [r for r in rows if r.target]
+    if targeted:
+        lines += [
+            "",
+            "Targets (speedup over eager on one shape case; where missed, the case's time against its roofline floor):",
+            "",
+            "| problem | target | case | measured | met? | the case's time | target's source |",
+            "| --- | --- | --- | --- | --- | --- | --- |",
+        ]
+        lines += [f"| {r.name} | {_target_cells(r.target)} |" for r in targeted if r.target]
     lines.append("")
     keys = [("speedup_eager", "eager")]
     if any(r.speedup_compile for r in rows):

@@ -27,6 +27,9 @@ SHAPE_CASES = [
     {"B": 64, "CIN": 768, "COUT": 768, "L": 1024},  # out of distribution: the paper's regression shape
 ]
 
+# The speedup over eager `kernelevolve bench` checks on one shape case.
+TARGET_SPEEDUP = {"speedup": 2.3, "case": 0, "note": "KernelEvolve paper: 2.30x on H100, fp16, production shape"}
+
 DTYPE = torch.float16
 
 # Every distribution, default fp16 tolerance: fp32 accumulation over CIN * 3 <= 2304 terms, output rounded to fp16.

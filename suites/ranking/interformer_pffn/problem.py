@@ -30,6 +30,9 @@ SHAPE_CASES = [
     {"ROWS": 4096, "D": 1024, "K": 4096},  # out of distribution: an LLM-sized FFN
 ]
 
+# The speedup over eager `kernelevolve bench` checks on one shape case.
+TARGET_SPEEDUP = {"speedup": 2.5, "case": 4, "note": "KernelEvolve paper: 2.5x at B <= 256"}
+
 DTYPE = torch.float16
 
 # Every distribution, default fp16 tolerance: both norms rescale each row, so the error stays relative to the row

@@ -204,3 +204,17 @@ def test_only_runs_the_named_problems_and_rejects_unknown_names(suite, tmp_path)
     assert [r["name"] for r in rows] == ["relu"]
     p = bench(tmp_path, str(suite), "--no-search", "--only", "relu,nope")
     assert p.returncode == 2 and "no problem named nope" in p.stderr
+
+
+def test_a_malformed_target_is_a_problem_error_before_any_evaluation(suite, tmp_path):
+    with (suite / "relu" / "problem.py").open("a") as f:
+        f.write('\nTARGET_SPEEDUP = {"speedup": "fast"}\n')
+    p = bench(tmp_path, str(suite), "--only", "relu", "--budget", "2")
+    assert p.returncode == 0, p.stderr
+    (row,) = json.loads((tmp_path / "out" / "results.json").read_text())["rows"]
+    assert row["status"] == "problem_error" and "TARGET_SPEEDUP must be a dict" in row["reason"]
+    db = tmp_path / "runs" / "kernelevolve.db"
+    if db.exists():  # no search was started: the store holds no run
+        import sqlite3
+
+        assert sqlite3.connect(db).execute("select count(*) from runs").fetchone()[0] == 0

@@ -201,7 +201,7 @@ def test_unseen_inputs_check_takes_a_second_round_of_new_inputs_before_it_reject
         calls = []
 
         def one_round(timer, pc, model, g, indices):
-            calls.append(indices)
+            calls.append(list(indices))
             return rounds[len(calls) - 1]
 
         monkeypatch.setattr(harness, "_unseen_round", one_round)

@@ -183,13 +183,14 @@ def _one(
     """A search's row is its exported module's evaluation, with the torch.compile baseline the search ran without
     (search/final_eval)."""
     problem = load_problem(item.problem)
+    target_of = target_speedup(problem)  # read first: a malformed TARGET_SPEEDUP fails before the search
     if no_search:
         if item.seed is None:
             return BenchRow(item.name, "not_evaluated", False, reason="no seed kernel")
         result = evaluator.evaluate(
             problem, item.seed, trials=trials, baseline=baseline, compile_baseline=compile_baseline
         )
-        return apply_target(row_from(item.name, result, seed=item.seed.name), target_speedup(problem))
+        return apply_target(row_from(item.name, result, seed=item.seed.name), target_of)
     seed_source = item.seed.read_text() if item.seed else None
     operator = llm_operator(llm, llm_base_url, None, store, problem, target, timeout) if llm else None
     config = {
@@ -243,4 +244,4 @@ def _one(
     )
     row = row_from(item.name, final, seed=item.seed.name if item.seed else "", run=run.id, kernel=str(exported))
     row.search = searched
-    return apply_target(row, target_speedup(problem))
+    return apply_target(row, target_of)

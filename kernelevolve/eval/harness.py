@@ -160,9 +160,7 @@ def check_timing_outputs(pc: PreparedCase, outputs: dict[int, Any], g: Guard) ->
 # the timed calls are judged to have reused results (a cache keyed by content survives the rotation of the sets).
 UNSEEN_FACTOR = 3.0
 UNSEEN_SLACK_MS = 0.1
-
-
-UNSEEN_PER_ROUND = 2
+UNSEEN_PER_ROUND = 2  # held-back sets per round; prepare.UNSEEN_SETS holds back two rounds' worth
 
 
 def check_unseen_inputs(timer: Timer, pc: PreparedCase, model: torch.nn.Module, cr: CaseResult, g: Guard) -> None:
@@ -177,28 +175,24 @@ def check_unseen_inputs(timer: Timer, pc: PreparedCase, model: torch.nn.Module, 
     if not pc.unseen_sets or not timed_ms or not _same_layout(pc.timing_sets + pc.unseen_sets):
         return
     g.ran("unseen_inputs")
-    rounds = [
-        list(range(start, min(start + UNSEEN_PER_ROUND, len(pc.unseen_sets))))
-        for start in range(0, len(pc.unseen_sets), UNSEEN_PER_ROUND)
-    ]
-    for r, indices in enumerate(rounds):
-        unseen_ms, seen_ms = _unseen_round(timer, pc, model, g, indices)
+    n = len(pc.unseen_sets)
+    starts = range(0, n, UNSEEN_PER_ROUND)
+    for start in starts:
+        unseen_ms, seen_ms = _unseen_round(timer, pc, model, g, range(start, min(start + UNSEEN_PER_ROUND, n)))
         cr.t_candidate_unseen_ms = min(unseen_ms)
         bound = UNSEEN_FACTOR * max(timed_ms, max(seen_ms)) + UNSEEN_SLACK_MS
         if min(unseen_ms) <= bound:
             return
-        if r == len(rounds) - 1:
-            raise CandidateFailure(
-                Status.REJECTED,
-                f"unseen-inputs check: calls on inputs it had not seen took {min(unseen_ms):.4g} ms, against "
-                f"{timed_ms:.4g} ms for the timed calls and {max(seen_ms):.4g} ms for a call on seen inputs just "
-                f"before (allowed {bound:.4g} ms; {len(rounds)} rounds of new inputs): results are reused across "
-                "calls",
-            )
+    raise CandidateFailure(
+        Status.REJECTED,
+        f"unseen-inputs check: calls on inputs it had not seen took {min(unseen_ms):.4g} ms, against "
+        f"{timed_ms:.4g} ms for the timed calls and {max(seen_ms):.4g} ms for a call on seen inputs just "
+        f"before (allowed {bound:.4g} ms; {len(starts)} rounds of new inputs): results are reused across calls",
+    )
 
 
 def _unseen_round(
-    timer: Timer, pc: PreparedCase, model: torch.nn.Module, g: Guard, indices: list[int]
+    timer: Timer, pc: PreparedCase, model: torch.nn.Module, g: Guard, indices: range
 ) -> tuple[list[float], list[float]]:
     """One round of the unseen-inputs check: (unseen call ms, seen call ms) per held-back set."""
     buffers, seen = pc.timing_sets[0], pc.timing_sets[-1]

@@ -17,6 +17,10 @@ EXAMPLES = ROOT / "examples"
 
 # The fake LLM servers listen on 127.0.0.1: never route them through a proxy a CI machine may set.
 os.environ["NO_PROXY"] = os.environ["no_proxy"] = "127.0.0.1,localhost"
+# CI runs two test processes on two cores. A C++ kernel with one OpenMP thread per core then shares each core
+# with the other process, and its parallel loops wait on descheduled threads: every tiling measured about the same
+# (0.3x), so a tune test found nothing to improve. One thread per worker keeps timing comparisons meaningful.
+os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 
 def has_cuda() -> bool:

@@ -3,6 +3,9 @@ speed bounds, the timer's hooks, and the launch monitor."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import threading
 import time
 import types
@@ -10,7 +13,7 @@ import types
 import pytest
 import torch
 
-from kernelevolve.eval import integrity, launches, poison, speed, threads
+from kernelevolve.eval import hostload, integrity, launches, poison, speed, threads
 from kernelevolve.eval.harness import confirm_host_tails
 from kernelevolve.eval.outputs import aliased, not_plain, spans
 from kernelevolve.eval.result import CaseResult
@@ -221,3 +224,30 @@ def test_unseen_inputs_check_takes_a_second_round_of_new_inputs_before_it_reject
     calls = scripted(([0.6, 0.62], [0.6, 0.6]))
     check_unseen_inputs(timer, pc, None, _case(t_candidate_ms=0.6), g)
     assert calls == [[0, 1]]
+
+
+def test_run_queue_wait_counts_time_spent_waiting_for_a_cpu(monkeypatch):
+    """Two busy threads pinned to one core: each waits about half the time, and the share says so."""
+    cpu = min(os.sched_getaffinity(0))
+    busy = subprocess.Popen([sys.executable, "-c", f"import os; os.sched_setaffinity(0, {{{cpu}}})\nwhile True: pass"])
+    before = os.sched_getaffinity(0)
+    try:
+        time.sleep(0.2)  # the competitor is running
+        os.sched_setaffinity(0, {cpu})
+        waited = hostload.RunQueueWait()
+        end = time.perf_counter() + 0.3
+        while time.perf_counter() < end:
+            pass
+        share = waited.share()
+        note = waited.note()
+    finally:
+        os.sched_setaffinity(0, before)
+        busy.kill()
+        busy.wait()
+    assert share is not None and share > 0.25, share
+    assert "waited for a CPU" in note
+    quiet = hostload.RunQueueWait()
+    time.sleep(0.05)  # not runnable, so not waiting
+    assert quiet.note() == ""
+    monkeypatch.setattr(hostload, "PROC_TASKS", "/nonexistent")
+    assert hostload.RunQueueWait().note() == ""  # where Linux does not report it, no note rather than a guess

@@ -7,7 +7,7 @@ import pytest
 
 from kernelevolve.eval.result import Status
 from kernelevolve.problem.problem import load_problem
-from tests.conftest import CANDIDATES, EXAMPLES
+from tests.conftest import CANDIDATES, EXAMPLES, FIXTURES
 
 NAMES = ["softmax", "rmsnorm"]
 
@@ -45,3 +45,14 @@ def test_wrong_candidate_is_incorrect(cpu_evaluator, name):
 def test_triton_relu_on_a_kernelbench_file(cpu_evaluator, relu_problem):
     result = cpu_evaluator.evaluate(relu_problem, CANDIDATES / "relu_triton.py")
     assert result.status is Status.OK and result.interpreted
+
+
+def test_a_cpu_timing_that_waited_for_cores_is_listed_for_review(cpu_evaluator):
+    """A candidate whose threads outnumber the cores waits for a CPU while timed, as any candidate does on a busy
+    host. The verdict stands, and the result says its host-clocked times are not to be trusted. (Busy processes
+    beside the worker would not show it: the worker runs in a session of its own, and the kernel's autogroup
+    scheduling gives each session its share of the cores.)"""
+    result = cpu_evaluator.evaluate(load_problem(FIXTURES / "transpose.py"), CANDIDATES / "transpose_threads.py")
+    assert result.status is Status.OK, (result.reason, result.log_tail)
+    assert all(c.t_candidate_ms for c in result.cases)
+    assert any("waited for a CPU" in note for note in result.review), result.review

@@ -1,0 +1,57 @@
+"""Whether the host gave the timed process its CPUs. On the cpu target the timer is the host clock: when more
+threads are runnable than there are cores (a parallel test run, a build, another user, or a candidate that starts
+too many threads), the candidate's threads wait in the run queue and every configuration of a kernel measures
+alike. Linux counts each thread's wait (schedstat); a case whose timing waited for a CPU over a tenth of its wall
+time is listed for review rather than silently trusted. The worker runs in a session of its own, and Linux's
+autogroup scheduling gives each session a fair share of the cores, so other sessions' work shows here only where the
+candidate's threads need more than that share.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+PROC_TASKS = "/proc/self/task"
+WAIT_REVIEW = 0.1  # waited for a CPU over this share of the timing's wall time (summed over threads): listed
+
+
+def _waited_ns() -> int | None:
+    """Run-queue wait of every thread of this process so far; None where the kernel does not report it."""
+    total = 0
+    try:
+        tasks = os.listdir(PROC_TASKS)
+    except OSError:
+        return None
+    for t in tasks:
+        try:
+            with open(f"{PROC_TASKS}/{t}/schedstat") as f:
+                total += int(f.read().split()[1])
+        except (OSError, ValueError, IndexError):
+            continue  # a thread that ended meanwhile
+    return total
+
+
+class RunQueueWait:
+    """Started before a case's timing; `note()` after it says whether the host kept the threads waiting."""
+
+    def __init__(self) -> None:
+        self.waited = _waited_ns()
+        self.t0 = time.perf_counter()
+
+    def share(self) -> float | None:
+        now = _waited_ns()
+        wall = time.perf_counter() - self.t0
+        if self.waited is None or now is None or wall <= 0:
+            return None
+        return max(0, now - self.waited) / 1e9 / wall
+
+    def note(self) -> str:
+        share = self.share()
+        if share is None or share <= WAIT_REVIEW:
+            return ""
+        return (
+            f"while timed, its threads waited for a CPU {share:.0%} of the wall time (more runnable threads than the "
+            f"host's {os.cpu_count()} cores: other work, or more OpenMP threads than cores): host-clocked times are "
+            "unreliable; time again on an idle machine, with OMP_NUM_THREADS at most the cores it can have"
+        )

@@ -7,25 +7,15 @@ sequence (halo across tiles), partial channel blocks.
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-
 import pytest
 
-from tests.test_suite_ranking import SUITE
+from tests.suite_checks import SUITE, run_interpreted
 
 SEED = SUITE / "conv1d_fp16" / "seed_triton.py"
 
 
-# Run in a fresh process: Triton reads TRITON_INTERPRET when a kernel is decorated, and other tests in the same
-# pytest process may already have loaded Triton's compiled (non-interpreted) path.
 _GPU_BLOCKS_CHECK = """
-import importlib.util, sys
-import torch
-spec = importlib.util.spec_from_file_location("conv1d_seed", sys.argv[1])
-module = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(module)
+module = load("conv1d_seed", sys.argv[1])
 for name in ("_INTERPRETER_BLOCK_CO", "_INTERPRETER_BLOCK_CI", "_INTERPRETER_BLOCK_L"):
     setattr(module, name, 1)  # keep the launch blocks as on a GPU
 if len(sys.argv) > 2:
@@ -47,7 +37,4 @@ print("ok")
 
 @pytest.mark.parametrize("blocks", [[], ["64", "16", "32"]], ids=["defaults", "small_blocks"])
 def test_seed_gpu_blocks_in_the_interpreter(blocks):
-    env = {**os.environ, "TRITON_INTERPRET": "1"}
-    cmd = [sys.executable, "-c", _GPU_BLOCKS_CHECK, str(SEED), *blocks]
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env)
-    assert p.returncode == 0 and "ok" in p.stdout, p.stderr[-3000:]
+    run_interpreted(_GPU_BLOCKS_CHECK, SEED, *blocks)

@@ -10,41 +10,20 @@ every launch, and the second call must give the first one's bits).
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-
 import pytest
 
-from kernelevolve.eval.result import Status
-from kernelevolve.problem.problem import exec_problem, load_problem, tolerance
-from tests.test_suite_ranking import SMALL_CASES, SUITE
+from kernelevolve.problem.problem import exec_problem, tolerance
+from tests.suite_checks import SUITE, assert_interpreted_candidate_correct, run_interpreted
 
 PROBLEM = SUITE / "interformer_pffn" / "problem.py"
 CANDIDATE = SUITE / "interformer_pffn" / "candidate_splitk.py"
 
 
 def test_candidate_is_correct_in_the_harness(cpu_evaluator, tmp_path):
-    cases = SMALL_CASES["interformer_pffn"]
-    path = tmp_path / "interformer_pffn" / "problem.py"
-    path.parent.mkdir()
-    path.write_text(f"{PROBLEM.read_text()}\n\n# Small cases for the CPU test.\nSHAPE_CASES = {cases!r}\n")
-    result = cpu_evaluator.evaluate(load_problem(path), CANDIDATE, trials=2, require_kernel=True)
-    assert result.status is Status.OK, (result.reason, result.log_tail)
-    assert result.languages == ["triton"] and result.interpreted
-    assert len(result.cases) == len(cases) and all(c.correct for c in result.cases)
+    assert_interpreted_candidate_correct(cpu_evaluator, tmp_path, "interformer_pffn", CANDIDATE)
 
 
-# Run in a fresh process: Triton reads TRITON_INTERPRET when a kernel is decorated, and other tests in the same
-# pytest process may already have loaded Triton's compiled (non-interpreted) path.
 _GPU_BLOCKS_CHECK = """
-import importlib.util, sys
-import torch
-def load(name, path):
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 problem = load("interformer_pffn_problem", sys.argv[1])
 module = load("interformer_pffn_splitk", sys.argv[2])
 atol, rtol = float(sys.argv[3]), float(sys.argv[4])
@@ -83,7 +62,4 @@ print("ok")
 )
 def test_split_k_gpu_blocks_in_the_interpreter(blocks):
     atol, rtol = tolerance(exec_problem(PROBLEM), "float16")
-    env = {**os.environ, "TRITON_INTERPRET": "1"}
-    cmd = [sys.executable, "-c", _GPU_BLOCKS_CHECK, str(PROBLEM), str(CANDIDATE), str(atol), str(rtol), *blocks]
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env)
-    assert p.returncode == 0 and "ok" in p.stdout, p.stderr[-3000:]
+    run_interpreted(_GPU_BLOCKS_CHECK, PROBLEM, CANDIDATE, atol, rtol, *blocks)

@@ -8,28 +8,16 @@ every entry, negative and above max_raw_id; evicted slots; id counts that BLOCK 
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-
 import pytest
 
-from tests.test_suite_ranking import SUITE
+from tests.suite_checks import SUITE, run_interpreted
 
 SEED = SUITE / "mapid" / "seed_triton.py"
 
 
-# Run in a fresh process: Triton reads TRITON_INTERPRET when a kernel is decorated, and other tests in the same
-# pytest process may already have loaded Triton's compiled (non-interpreted) path.
 _EDGE_CASES_CHECK = """
-import importlib.util, sys
-import torch
-spec = importlib.util.spec_from_file_location("mapid_seed", sys.argv[1])
-module = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(module)
-spec = importlib.util.spec_from_file_location("mapid_problem", sys.argv[2])
-problem = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(problem)
+module = load("mapid_seed", sys.argv[1])
+problem = load("mapid_problem", sys.argv[2])
 module._INTERPRETER_BLOCK = 1  # keep the launch block as on a GPU
 if len(sys.argv) > 3:
     module.BLOCK, module.FANOUT = int(sys.argv[3]), int(sys.argv[4])
@@ -92,7 +80,4 @@ print("ok", checked)
     "blocks", [[], ["32", "16"], ["64", "32"], ["128", "8"]], ids=["defaults", "fanout16", "fanout32", "fanout8"]
 )
 def test_seed_edge_cases_in_the_interpreter(blocks):
-    env = {**os.environ, "TRITON_INTERPRET": "1"}
-    cmd = [sys.executable, "-c", _EDGE_CASES_CHECK, str(SEED), str(SUITE / "mapid" / "problem.py"), *blocks]
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env)
-    assert p.returncode == 0 and "ok" in p.stdout, p.stderr[-3000:]
+    run_interpreted(_EDGE_CASES_CHECK, SEED, SUITE / "mapid" / "problem.py", *blocks)

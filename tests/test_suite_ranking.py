@@ -18,38 +18,8 @@ import pytest
 from kernelevolve.eval.result import Status
 from kernelevolve.operators.tune import find_tunables
 from kernelevolve.problem.problem import exec_problem, load_problem, shape_cases
-from tests.conftest import ROOT
+from tests.suite_checks import SMALL_CASES, SUITE, small_case_problem
 
-SUITE = ROOT / "suites" / "ranking"
-
-# Small shape cases per problem, for the seeds' checks on the CPU.
-SMALL_CASES: dict[str, list[dict[str, int]]] = {
-    "mapid": [{"BATCH": 3000, "TABLE": 1000}, {"BATCH": 100, "TABLE": 2}],
-    "merge_bucketized_dense": [
-        {"BATCH": 500, "FEATURES": 2, "BORDERS": 4},
-        {"BATCH": 300, "FEATURES": 13, "BORDERS": 10},
-    ],
-    "batch_event_truncate": [
-        {"FEATURES": 3, "BATCH": 5, "EVENTS": 40, "MAX_LEN": 20},
-        {"FEATURES": 2, "BATCH": 3, "EVENTS": 300, "MAX_LEN": 200},
-    ],
-    "wukong_fm": [{"BATCH": 3, "N": 24, "D": 20, "K": 300}, {"BATCH": 2, "N": 70, "D": 64, "K": 40}],
-    "interformer_pffn": [{"ROWS": 40, "D": 96, "K": 96}, {"ROWS": 17, "D": 300, "K": 50}],
-    "rmsnorm2d_fwd": [{"ROWS": 100, "COLS": 96}, {"ROWS": 3, "COLS": 5000}],
-    # 3000 x 128 takes two programs in the interpreter: the cross-program dw reduction is exercised.
-    "rmsnorm2d_bwd": [{"ROWS": 100, "COLS": 96}, {"ROWS": 3000, "COLS": 128}, {"ROWS": 3, "COLS": 5000}],
-    "conv1d_fp16": [
-        {"B": 3, "CIN": 20, "COUT": 40, "L": 50},
-        {"B": 2, "CIN": 96, "COUT": 96, "L": 200},
-        {"B": 2, "CIN": 64, "COUT": 128, "L": 100},
-    ],
-    "conv1d_fp32": [
-        {"B": 3, "CIN": 20, "COUT": 40, "L": 50},
-        {"B": 2, "CIN": 96, "COUT": 96, "L": 200},
-        {"B": 2, "CIN": 64, "COUT": 128, "L": 100},
-    ],
-    "jagged_sum": [{"BATCH": 12, "MEAN_LEN": 20, "DIM": 96}, {"BATCH": 3, "MEAN_LEN": 100, "DIM": 300}],
-}
 NAMES = sorted(SMALL_CASES)
 CPP = sorted(n for n in NAMES if (SUITE / n / "seed_cpp.py").is_file())
 
@@ -57,14 +27,7 @@ CPP = sorted(n for n in NAMES if (SUITE / n / "seed_cpp.py").is_file())
 @pytest.fixture(scope="module")
 def small_problems(tmp_path_factory) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("ranking_small")
-    paths = {}
-    for name, cases in SMALL_CASES.items():
-        path = root / name / "problem.py"
-        path.parent.mkdir()
-        source = (SUITE / name / "problem.py").read_text()
-        path.write_text(f"{source}\n\n# Small cases for the CPU test.\nSHAPE_CASES = {cases!r}\n")
-        paths[name] = path
-    return paths
+    return {name: small_case_problem(root, name, cases) for name, cases in SMALL_CASES.items()}
 
 
 def test_the_suite_is_complete():

@@ -9,25 +9,15 @@ multiple of them, and the tall kernel (N > 128) with a partial last row block.
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-
 import pytest
 
-from tests.test_suite_ranking import SUITE
+from tests.suite_checks import SUITE, run_interpreted
 
 SEED = SUITE / "wukong_fm" / "seed_triton.py"
 
 
-# Run in a fresh process: Triton reads TRITON_INTERPRET when a kernel is decorated, and other tests in the same
-# pytest process may already have loaded Triton's compiled (non-interpreted) path.
 _GPU_BLOCKS_CHECK = """
-import importlib.util, sys
-import torch
-spec = importlib.util.spec_from_file_location("wukong_fm_seed", sys.argv[1])
-module = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(module)
+module = load("wukong_fm_seed", sys.argv[1])
 module._INTERPRETER_BLOCK_K = 1  # keep the launch blocks as on a GPU
 module._INTERPRETER_PROGRAMS = 3  # a persistent grid of 3 programs: most shapes give them unequal item counts
 for name, value in zip(("BLOCK_K", "MAX_BLOCK_D", "TALL_BLOCK_N", "TALL_BLOCK_K"), map(int, sys.argv[2:])):
@@ -50,7 +40,4 @@ print("ok")
 
 @pytest.mark.parametrize("blocks", [[], ["64", "32", "32", "64"]], ids=["defaults", "small_blocks"])
 def test_seed_gpu_blocks_in_the_interpreter(blocks):
-    env = {**os.environ, "TRITON_INTERPRET": "1"}
-    cmd = [sys.executable, "-c", _GPU_BLOCKS_CHECK, str(SEED), *blocks]
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env)
-    assert p.returncode == 0 and "ok" in p.stdout, p.stderr[-3000:]
+    run_interpreted(_GPU_BLOCKS_CHECK, SEED, *blocks)

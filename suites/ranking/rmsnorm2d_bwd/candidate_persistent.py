@@ -1,0 +1,155 @@
+"""A persistent candidate for rmsnorm2d_bwd: a fixed number of programs per SM, the next row block's loads issued
+before the current one's arithmetic, and a column-parallel dw reduction.
+
+Why (the seed's measurements, run 6 on the H200): every case that moves 8.4M elements takes 0.050-0.056 ms
+whatever its shape, against a floor of 0.021 ms, and 20000 x 96 (a fifth of the bytes) still takes 0.028 ms. That
+flatness points at latency, not bandwidth: each of the seed's programs walks its 8 row blocks one after another
+(load, two row reductions, store, then the next load), and its one-program dw reduction walks every partial row
+serially (512 at the primary case, 16 dependent steps). Raising the seed's parallelism (fewer rows per program)
+multiplies the partial rows that one program must then sum, so the tune search cannot trade one for the other.
+
+Technique: grid = min(row blocks, SMs x PROGRAMS_PER_SM); program p takes row blocks p, p + grid, ... and carries
+the next block's x and dy in registers across the loop (loaded before the current block's reductions), so two
+blocks' loads are in flight per program. dw partials: one row per program (n_parts = grid, independent of ROWS);
+the reduction kernel gives each program BLOCK_C columns and sums BLOCK_P partial rows per step, in a fixed order
+(no atomics: deterministic on a given GPU). x and dy read once, dx written once.
+
+Expected bottleneck: DRAM bandwidth (12 bytes per element). Not yet measured on a GPU: correct in Triton's
+interpreter (tests/test_rmsnorm_bwd_persistent.py), at the GPU launch blocks too.
+"""
+
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+EPS = 1e-6
+
+# Launch parameters; a tuner re-binds these module constants (values from TUNABLES).
+TILE = 2048  # elements per row block: BLOCK_ROWS = max(1, TILE // BLOCK_N)
+PROGRAMS_PER_SM = 4
+NUM_WARPS = 4  # at least; rows wider than 512 * NUM_WARPS elements get more (up to 16)
+BLOCK_P = 64  # partial rows summed per step of the dw reduction
+BLOCK_C = 32  # columns per program of the dw reduction
+
+TUNABLES = {
+    "TILE": [1024, 2048, 4096, 8192],
+    "PROGRAMS_PER_SM": [1, 2, 4, 8],
+    "NUM_WARPS": [2, 4, 8, 16],
+    "BLOCK_P": [16, 32, 64, 128],
+    "BLOCK_C": [16, 32, 64, 128],
+}
+
+# Triton's interpreter (CPU) has no SMs: this many programs, and row blocks of up to this many elements.
+_INTERPRETER_PROGRAMS = 3
+_INTERPRETER_TILE = 1 << 16
+
+_SM_COUNT: dict[int, int] = {}
+
+
+def _programs(device: torch.device) -> int:
+    if device.type != "cuda":
+        return _INTERPRETER_PROGRAMS
+    index = device.index if device.index is not None else torch.cuda.current_device()
+    if index not in _SM_COUNT:
+        _SM_COUNT[index] = torch.cuda.get_device_properties(index).multi_processor_count
+    return _SM_COUNT[index] * max(1, PROGRAMS_PER_SM)
+
+
+@triton.jit
+def _rmsnorm_bwd_persistent_kernel(
+    x_ptr,
+    w_ptr,
+    dy_ptr,
+    dx_ptr,
+    part_ptr,
+    n_rows,
+    n_cols,
+    eps,
+    n_blocks,
+    BLOCK_ROWS: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+):
+    pid = tl.program_id(0)
+    n_programs = tl.num_programs(0)
+    cols = tl.arange(0, BLOCK_N)
+    col_ok = cols < n_cols
+    w = tl.load(w_ptr + cols, mask=col_ok, other=0.0).to(tl.float32)
+    dw = tl.zeros([BLOCK_ROWS, BLOCK_N], dtype=tl.float32)
+
+    rows = pid * BLOCK_ROWS + tl.arange(0, BLOCK_ROWS)
+    mask = (rows < n_rows)[:, None] & col_ok[None, :]
+    offs = rows.to(tl.int64)[:, None] * n_cols + cols[None, :]
+    x = tl.load(x_ptr + offs, mask=mask, other=0.0).to(tl.float32)
+    dy = tl.load(dy_ptr + offs, mask=mask, other=0.0).to(tl.float32)
+    for blk in range(pid, n_blocks, n_programs):
+        # The next row block's loads go out before this block's reductions (masked off past the last block).
+        rows_next = (blk + n_programs) * BLOCK_ROWS + tl.arange(0, BLOCK_ROWS)
+        mask_next = (rows_next < n_rows)[:, None] & col_ok[None, :]
+        offs_next = rows_next.to(tl.int64)[:, None] * n_cols + cols[None, :]
+        x_next = tl.load(x_ptr + offs_next, mask=mask_next, other=0.0).to(tl.float32)
+        dy_next = tl.load(dy_ptr + offs_next, mask=mask_next, other=0.0).to(tl.float32)
+
+        rstd = 1.0 / tl.sqrt(tl.sum(x * x, axis=1) / n_cols + eps)
+        xhat = x * rstd[:, None]
+        wdy = w[None, :] * dy
+        c = tl.sum(wdy * xhat, axis=1) / n_cols
+        dx = (wdy - xhat * c[:, None]) * rstd[:, None]
+        tl.store(dx_ptr + offs, dx.to(dx_ptr.dtype.element_ty), mask=mask)
+        dw += dy * xhat  # masked rows hold x = dy = 0: they add nothing
+
+        x, dy, offs, mask = x_next, dy_next, offs_next, mask_next
+    tl.store(part_ptr + pid.to(tl.int64) * n_cols + cols, tl.sum(dw, axis=0), mask=col_ok)
+
+
+@triton.jit
+def _sum_partials_kernel(part_ptr, dw_ptr, n_parts, n_cols, BLOCK_P: tl.constexpr, BLOCK_C: tl.constexpr):
+    cols = tl.program_id(0) * BLOCK_C + tl.arange(0, BLOCK_C)
+    col_ok = cols < n_cols
+    acc = tl.zeros([BLOCK_P, BLOCK_C], dtype=tl.float32)
+    for p0 in range(0, n_parts, BLOCK_P):
+        parts = p0 + tl.arange(0, BLOCK_P)
+        mask = (parts < n_parts)[:, None] & col_ok[None, :]
+        acc += tl.load(part_ptr + parts.to(tl.int64)[:, None] * n_cols + cols[None, :], mask=mask, other=0.0)
+    tl.store(dw_ptr + cols, tl.sum(acc, axis=0).to(dw_ptr.dtype.element_ty), mask=col_ok)
+
+
+class ModelNew(nn.Module):
+    def __init__(self, eps: float = EPS):
+        super().__init__()
+        self.eps = eps
+
+    def forward(self, x: torch.Tensor, w: torch.Tensor, dy: torch.Tensor):
+        x, w, dy = x.contiguous(), w.contiguous(), dy.contiguous()
+        n_rows, n_cols = x.shape
+        dx = torch.empty_like(x)
+        dw = torch.empty_like(w)
+        if n_cols == 0:
+            return dx, dw
+        if n_rows == 0:
+            return dx, dw.zero_()
+        block_n = triton.next_power_of_2(n_cols)
+        tile = TILE if x.is_cuda else max(TILE, _INTERPRETER_TILE)
+        block_rows = max(1, min(tile // block_n, triton.next_power_of_2(n_rows)))
+        n_blocks = triton.cdiv(n_rows, block_rows)
+        n_parts = min(n_blocks, _programs(x.device))
+        partials = torch.empty((n_parts, n_cols), dtype=torch.float32, device=x.device)
+        _rmsnorm_bwd_persistent_kernel[(n_parts,)](
+            x,
+            w,
+            dy,
+            dx,
+            partials,
+            n_rows,
+            n_cols,
+            float(self.eps),
+            n_blocks,
+            BLOCK_ROWS=block_rows,
+            BLOCK_N=block_n,
+            num_warps=max(NUM_WARPS, min(16, block_n // 512)),
+        )
+        block_c = min(triton.next_power_of_2(n_cols), BLOCK_C)
+        _sum_partials_kernel[(triton.cdiv(n_cols, block_c),)](
+            partials, dw, n_parts, n_cols, BLOCK_P=BLOCK_P, BLOCK_C=block_c, num_warps=4
+        )
+        return dx, dw

@@ -1,0 +1,59 @@
+"""The rmsnorm2d_bwd persistent candidate (suites/ranking/rmsnorm2d_bwd/candidate_persistent.py): a fixed number of
+programs striding over row blocks with the next block's loads carried across the loop, and a column-parallel dw
+reduction.
+
+Through the real harness on the suite's small cases, and in a fresh process at GPU-sized row blocks against the
+PyTorch reference Model: one row, fewer rows than one block, a partial last block, more blocks than programs (so a
+program strides, and its last prefetch falls past the end), more programs than blocks; columns a power of two and
+not, fewer than one reduction block and several; two calls giving the same bits.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from kernelevolve.problem.problem import exec_problem, tolerance
+from tests.suite_checks import SUITE, assert_interpreted_candidate_correct, run_interpreted
+
+PROBLEM = SUITE / "rmsnorm2d_bwd" / "problem.py"
+CANDIDATE = SUITE / "rmsnorm2d_bwd" / "candidate_persistent.py"
+
+
+def test_candidate_is_correct_in_the_harness(cpu_evaluator, tmp_path):
+    assert_interpreted_candidate_correct(cpu_evaluator, tmp_path, "rmsnorm2d_bwd", CANDIDATE)
+
+
+_GPU_BLOCKS_CHECK = """
+problem = load("rmsnorm2d_bwd_problem", sys.argv[1])
+module = load("rmsnorm2d_bwd_persistent", sys.argv[2])
+atol, rtol = float(sys.argv[3]), float(sys.argv[4])
+module._INTERPRETER_TILE = 0  # row blocks of TILE elements, as on a GPU
+for name, value in zip(("TILE", "_INTERPRETER_PROGRAMS", "BLOCK_P", "BLOCK_C"), map(int, sys.argv[5:])):
+    setattr(module, name, value)
+torch.manual_seed(0)
+ref, new = problem.Model(), module.ModelNew()
+for rows, cols in [(1, 96), (5, 128), (37, 96), (300, 256), (64, 1000), (9, 4096)]:
+    x, w, dy = torch.randn(rows, cols), torch.randn(cols), torch.randn(rows, cols)
+    want = ref(x, w, dy)
+    first = new(x, w, dy)
+    for name, got, exp in zip(("dx", "dw"), first, want):
+        assert got.shape == exp.shape and got.dtype == exp.dtype, (rows, cols, name, got.shape)
+        torch.testing.assert_close(got, exp, atol=atol, rtol=rtol, msg=f"rows {rows}, cols {cols}: {name}")
+    again = new(x, w, dy)
+    assert all(torch.equal(a, b) for a, b in zip(first, again)), f"rows {rows}, cols {cols}: not deterministic"
+print("ok")
+"""
+
+
+# (TILE, programs, BLOCK_P, BLOCK_C). Defaults (2048, 3, 64, 32): 8-16 rows per block at 96-256 columns, so
+# 300 rows give 19-38 blocks over 3 programs. (512, 7, 2, 16): 2-4 rows per block (one at 1000 and 4096 columns),
+# 7 programs striding, partials summed two at a time over column blocks of 16. (8192, 64, 16, 128): blocks of up
+# to 64 rows, more programs than blocks everywhere.
+@pytest.mark.parametrize(
+    "blocks",
+    [[], ["512", "7", "2", "16"], ["8192", "64", "16", "128"]],
+    ids=["defaults", "tile512_programs7", "tile8192_programs64"],
+)
+def test_gpu_blocks_in_the_interpreter(blocks):
+    atol, rtol = tolerance(exec_problem(PROBLEM), "float32")
+    run_interpreted(_GPU_BLOCKS_CHECK, PROBLEM, CANDIDATE, atol, rtol, *blocks)

@@ -108,6 +108,15 @@ def test_greedy_tunes_the_cpp_seed_to_a_faster_kernel(greedy_run):
     assert "TILE = 1\n" not in open(out["best_kernel"]).read()
 
 
+def test_progress_says_when_a_node_is_listed_for_review(tmp_path):
+    """A search ranks nodes by their timings; one whose timing the harness doubts says so as it is scored."""
+    cmd = optimize_cmd(tmp_path, "--budget", "1")
+    cmd[cmd.index(str(SEED))] = str(CANDIDATES / "transpose_threads.py")  # more threads than cores: a review note
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env={**os.environ, "COLUMNS": "400"})
+    assert p.returncode == 0, p.stderr
+    assert "node 1 (seed): ok" in p.stderr and "(review: " in p.stderr and "waited for a CPU" in p.stderr, p.stderr
+
+
 @pytest.mark.parametrize("strategy", ["mcts", "evolve"])
 def test_every_strategy_runs(tmp_path, strategy):
     p = optimize(tmp_path, "--strategy", strategy, "--budget", "4")

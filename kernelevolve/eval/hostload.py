@@ -51,7 +51,7 @@ class RunQueueWait:
         if share is None or share <= WAIT_REVIEW:
             return ""
         return (
-            f"while timed, its threads waited for a CPU {share:.0%} of the wall time (more runnable threads than the "
-            f"host's {os.cpu_count()} cores: other work, or more OpenMP threads than cores): host-clocked times are "
-            "unreliable; time again on an idle machine, with OMP_NUM_THREADS at most the cores it can have"
+            f"threads waited for a CPU {share:.0%} of the timed wall time (more runnable threads than the "
+            f"{os.cpu_count()} cores): host-clocked times are unreliable; time on an idle machine, with "
+            "OMP_NUM_THREADS at most the free cores"
         )

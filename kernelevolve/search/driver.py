@@ -14,6 +14,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from textwrap import shorten
 from typing import Any
 
 from kernelevolve.agents import lessons, memory
@@ -444,7 +445,7 @@ class Driver:
                     continue
                 params = tune.current_values(past.source) if _has_tunables(past.source) else {}
                 self._refresh(f"warm start: evaluating run {past.run_id}'s best kernel (node {past.node_id})")
-                self._commit(await self._evaluate(Proposal(past.source, h, "warm-start", params, []), free))
+                self._commit_and_report(await self._evaluate(Proposal(past.source, h, "warm-start", params, []), free))
         if self.llm is None and self.graph.best() is None:
             seed = self.graph.nodes[self.graph.order[0]]
             return f"the seed kernel is not correct ({seed.status}); fix it before searching"
@@ -485,17 +486,24 @@ class Driver:
                 outcome = task.result()
                 if outcome.proposal is not None:
                     self.inflight_hashes.discard(outcome.proposal.source_hash)
-                node = self._commit(outcome)
-                if node is None:
+                if self._commit_and_report(outcome) is None:
                     self._refresh(f"LLM step produced no candidate: {outcome.note[:120]}")
-                else:
-                    self._refresh(
-                        f"node {node.id} ({node.operator}): {node.status}"
-                        + (f" {node.fitness:.3f}" if node.fitness else "")
-                    )
+
+    def _commit_and_report(self, outcome: StepOutcome) -> GraphNode | None:
+        """Commit, and say what the node scored; its first review note too (a busy host, a very large speedup),
+        since a search would otherwise rank such results silently."""
+        node = self._commit(outcome)
+        if node is not None:
+            review = outcome.result.review if outcome.result is not None else []
+            self._refresh(
+                f"node {node.id} ({node.operator}): {node.status}"
+                + (f" {node.fitness:.3f}" if node.fitness else "")
+                + (f" (review: {shorten(review[0], 200, placeholder=' ...')})" if review else "")
+            )
+        return node
 
     def _seed_commit(self, outcome: StepOutcome) -> None:
-        node = self._commit(outcome)
+        node = self._commit_and_report(outcome)
         if self.replay is not None and node is not None:
             recorded_seed = self.replay.seed_node()
             if recorded_seed is not None:

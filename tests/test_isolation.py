@@ -45,6 +45,10 @@ def test_stages_say_what_the_evaluation_waited_for(cpu_evaluator, relu_problem):
     assert {"worker_start", "worker_wait", "load", "compile", "correctness", "timing", "worker_exit"} <= set(stages)
     assert stages["worker_start"] > 0 and stages["worker_exit"] >= 0
     assert 0 <= stages["worker_wait"] <= stages["worker_start"]
+    # The load stage by part: what it spent drawing inputs and calling the reference, within the stage's total
+    parts = {k: v for k, v in stages.items() if k.startswith("load.")}
+    assert set(parts) == {"load.inputs", "load.reference"}, stages  # the cpu target has no compile baseline
+    assert all(v > 0 for v in parts.values()) and sum(parts.values()) <= stages["load"]
 
 
 def test_infinite_loop_is_killed_near_the_timeout(relu_problem):

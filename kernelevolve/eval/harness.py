@@ -35,7 +35,7 @@ from kernelevolve.eval.hostload import RunQueueWait
 from kernelevolve.eval.integrity import changed, fingerprint, harness_modules
 from kernelevolve.eval.job import EvalJob
 from kernelevolve.eval.policy import policy_default, violations
-from kernelevolve.eval.prepare import PreparedCase, Report, describe, prepare, sync
+from kernelevolve.eval.prepare import LoadClock, PreparedCase, Report, describe, prepare, sync
 from kernelevolve.eval.result import CaseResult, EvalResult, Status
 from kernelevolve.eval.threads import ThreadWatch
 from kernelevolve.eval.timing import Timer, TimerConfig
@@ -304,7 +304,8 @@ def run_job(job: EvalJob, report: Report) -> EvalResult:
     report("load")
     module = exec_problem(job.problem_path)
     dtype = problem_dtype(module)
-    prepared = prepare(job, module, device, dtype, rng, report, timed)
+    clock = LoadClock(device)
+    prepared = prepare(job, module, device, dtype, rng, report, timed, clock)
     compile_notes = {pc.compile_reason for pc in prepared if pc.compile_reason}
     result.compile_baseline = "; ".join(sorted(compile_notes))
     use_compile = job.baseline == "compile" and all(pc.compile_ok for pc in prepared)
@@ -315,6 +316,7 @@ def run_job(job: EvalJob, report: Report) -> EvalResult:
     timer = Timer(device, TimerConfig(max_iters=job.max_iters, budget_s=job.budget_s)) if timed else None
     peaks = _peaks(device) if timed else None
     stages["load"] = time.perf_counter() - t0
+    stages.update({f"load.{part}": seconds for part, seconds in clock.parts.items()})  # parts of load
 
     # ---- phase B: the candidate ----
     unsupported = platform.unsupported(languages)

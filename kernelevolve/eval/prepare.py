@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import math
 import random
+import time
 from collections.abc import Callable
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,6 +33,25 @@ from kernelevolve.problem.problem import (
 )
 
 Report = Callable[[str], None]
+
+
+class LoadClock:
+    """Seconds of the load stage by part (inputs drawn, reference calls, the compiled baseline): the stage is
+    most of an evaluation's fixed cost, and its total alone does not say which part to cut. Each part ends with a
+    device synchronize, so asynchronous GPU work is counted in the part that launched it."""
+
+    def __init__(self, device: torch.device) -> None:
+        self.device = device
+        self.parts: dict[str, float] = {}
+
+    @contextmanager
+    def part(self, name: str):
+        t0 = time.perf_counter()
+        try:
+            yield
+            sync(self.device)  # not after an error: the caller reports that one
+        finally:
+            self.parts[name] = self.parts.get(name, 0.0) + time.perf_counter() - t0
 
 
 @dataclass
@@ -113,9 +134,11 @@ def prepare(
     rng: random.Random,
     report: Report,
     timed: bool,
+    clock: LoadClock | None = None,
 ) -> list[PreparedCase]:
     """Every shape case of the problem, each with at least one trial; reference outputs for the timing sets
     only when the candidate will be timed."""
+    clock = clock or LoadClock(device)
     platform = get_platform(job.target)
     cases = shape_cases(module)
     defaults = case_defaults(module, cases)
@@ -131,13 +154,14 @@ def prepare(
             ref_model = build_model(module.Model, init, param_seed, dtype, device)
         except Exception as e:  # noqa: BLE001
             raise ProblemError(f"{job.problem_path}: constructing Model failed: {describe(e)}") from e
-        trials, notes = _trials(job, module, ref_model, distributions, dtype, device, rng)
+        trials, notes = _trials(job, module, ref_model, distributions, dtype, device, rng, clock)
         if not trials:
             raise ProblemError(f"{job.problem_path}: case {ci} {case}: no input distribution gives a usable reference")
-        timing_sets = [
-            build_inputs(module, rng.getrandbits(62), "given", dtype, device)
-            for _ in range(job.timing_sets if timed else 0)
-        ]
+        with clock.part("inputs"):
+            timing_sets = [
+                build_inputs(module, rng.getrandbits(62), "given", dtype, device)
+                for _ in range(job.timing_sets if timed else 0)
+            ]
         pc = PreparedCase(
             case, _shape_of(module, case), init, param_seed, atol, rtol, ref_model, trials, timing_sets, notes=notes
         )
@@ -149,16 +173,17 @@ def prepare(
         pc.min_bytes = tensor_bytes(first.inputs, first.reference)
         pc.flops = problem_flops(module)
         if timed:
-            pc.unseen_sets = [
-                build_inputs(module, rng.getrandbits(62), "given", dtype, device) for _ in range(UNSEEN_SETS)
-            ]
-            with torch.no_grad():
+            with clock.part("inputs"):
+                pc.unseen_sets = [
+                    build_inputs(module, rng.getrandbits(62), "given", dtype, device) for _ in range(UNSEEN_SETS)
+                ]
+            with clock.part("reference"), torch.no_grad():
                 pc.timing_refs = [ref_model(*inputs) for inputs in timing_sets]
                 pc.unseen_refs = [ref_model(*inputs) for inputs in pc.unseen_sets]
-            sync(device)
         if job.compile_baseline and platform.compile_baseline:
             report(f"compile baseline case {ci}")
-            _prepare_compiled(pc, device)
+            with clock.part("compile_baseline"):
+                _prepare_compiled(pc, device)
         prepared.append(pc)
     bind_case(module, {}, defaults)
     return prepared
@@ -172,6 +197,7 @@ def _trials(
     dtype: torch.dtype,
     device: torch.device,
     rng: random.Random,
+    clock: LoadClock,
 ) -> tuple[list[Trial], list[str]]:
     trials: list[Trial] = []
     notes: list[str] = []
@@ -182,11 +208,11 @@ def _trials(
         attempts += 1
         if dist in skipped:
             continue
-        inputs = build_inputs(module, rng.getrandbits(62), dist, dtype, device)
+        with clock.part("inputs"):
+            inputs = build_inputs(module, rng.getrandbits(62), dist, dtype, device)
         try:
-            with torch.no_grad():
+            with clock.part("reference"), torch.no_grad():
                 ref = ref_model(*inputs)
-            sync(device)
         except Exception as e:  # noqa: BLE001
             if dist == "given":
                 raise ProblemError(f"{job.problem_path}: the reference Model raised {describe(e)}") from e

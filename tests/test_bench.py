@@ -9,7 +9,8 @@ import sys
 
 import pytest
 
-from kernelevolve.suites.bench import BenchRow, SuiteError, discover, fast_p, kernelbench
+from kernelevolve.eval.result import EvalResult, Status
+from kernelevolve.suites.bench import BenchRow, SuiteError, discover, fast_p, kernelbench, markdown, row_from
 from tests.conftest import CANDIDATES, FIXTURES
 from tests.fake_llm import FakeLLMServer, Reply
 
@@ -148,6 +149,17 @@ def test_discovery_errors_and_fast_p(tmp_path):
         discover(str(tmp_path), "cpu")
     rows = [BenchRow("a", "ok", True, 2.5), BenchRow("b", "ok", True, 1.2), BenchRow("c", "incorrect", False, None)]
     assert fast_p(rows, 1.0) == pytest.approx(2 / 3) and fast_p(rows, 2.0) == pytest.approx(1 / 3)
+
+
+def test_the_table_lists_what_the_harness_flagged_for_review():
+    """A row's figures that the harness doubts (a busy host, a very large speedup) say so under the table."""
+    result = EvalResult(status=Status.OK, correct=True, review=["{'N': 8}: speedup 12.0x exceeds 10x: review"])
+    flagged = row_from("flagged", result)
+    assert flagged.review == result.review
+    md = markdown([flagged, BenchRow("plain", "ok", True, 1.5)], "# t")
+    assert "Listed for review" in md and "- flagged: {'N': 8}: speedup 12.0x exceeds 10x" in md
+    assert "plain:" not in md
+    assert "Listed for review" not in markdown([BenchRow("plain", "ok", True, 1.5)], "# t")
 
 
 def test_search_skips_the_compile_baseline_and_evaluates_the_export_with_it(suite, tmp_path, cpu_evaluator):

@@ -51,6 +51,7 @@ class BenchRow:
     kernel: str = ""  # after a search: the exported module the row evaluated
     search: str = ""  # after a search: how many nodes it evaluated and why it stopped
     target: dict[str, Any] | None = None  # the problem's TARGET_SPEEDUP and how the row measured against it
+    review: list[str] = field(default_factory=list)  # the harness's review notes on the evaluation the row shows
 
 
 def _seed_for(folder: Path, target: str) -> Path | None:
@@ -146,6 +147,7 @@ def row_from(name: str, result: EvalResult, seed: str = "", run: str = "", kerne
         result.reason,
         min((c["speedup_eager"] for c in cases if c["speedup_eager"]), default=None) if result.correct else None,
         kernel,
+        review=list(result.review),
     )
 
 
@@ -222,6 +224,10 @@ def markdown(rows: list[BenchRow], header: str) -> str:
             "| --- | --- | --- | --- | --- | --- | --- |",
         ]
         lines += [f"| {r.name} | {_target_cells(r.target)} |" for r in targeted if r.target]
+    reviewed = [(r.name, note) for r in rows for note in r.review]
+    if reviewed:
+        lines += ["", "Listed for review by the harness (before trusting these rows' figures):", ""]
+        lines += [f"- {name}: {note}" for name, note in reviewed]
     lines.append("")
     keys = [("speedup_eager", "eager")]
     if any(r.speedup_compile for r in rows):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sqlite3
 import subprocess
 import sys
 
@@ -96,11 +97,17 @@ def test_target_speedup_is_read_statically_and_checked(tmp_path):
 def test_search_mode_runs_a_search_per_problem(suite, tmp_path):
     shutil.rmtree(suite / "broken")
     shutil.rmtree(suite / "noseed")
+    another = (CANDIDATES / "relu_ok.py").read_text().replace("x.clamp_min(0.0)", "x.clamp(min=0.0)")
+    (suite / "relu" / "candidate_relu.py").write_text(another)
     p = bench(tmp_path, str(suite), "--budget", "2")
     assert p.returncode == 0, p.stderr
     (row,) = json.loads((tmp_path / "out" / "results.json").read_text())["rows"]
     assert row["status"] == "ok" and row["run"] and row["worst_case"] > 0
     assert row["kernel"].endswith("exports/relu.py") and (tmp_path / "out" / "exports" / "relu.py").is_file()
+    assert row["search"].startswith("2 nodes")
+    with sqlite3.connect(tmp_path / "runs" / "kernelevolve.db") as con:
+        ops = [o for (o,) in con.execute("select operator from nodes where run_id = ? order by step", (row["run"],))]
+    assert ops == ["seed", "start"]  # the problem folder's candidate joined the search
 
 
 def test_time_bounds_each_search_and_the_row_says_why_it_stopped(suite, tmp_path):
@@ -149,6 +156,16 @@ def test_discovery_errors_and_fast_p(tmp_path):
         discover(str(tmp_path), "cpu")
     rows = [BenchRow("a", "ok", True, 2.5), BenchRow("b", "ok", True, 1.2), BenchRow("c", "incorrect", False, None)]
     assert fast_p(rows, 1.0) == pytest.approx(2 / 3) and fast_p(rows, 2.0) == pytest.approx(1 / 3)
+
+
+def test_candidates_beside_a_problem_are_starting_kernels_the_target_can_time(suite):
+    """candidate_*.py in a problem folder join the search; Triton ones not on the cpu target (interpreted, untimed)."""
+    folder = suite / "relu"
+    shutil.copy(CANDIDATES / "relu_ok.py", folder / "candidate_torch.py")
+    shutil.copy(CANDIDATES / "relu_triton.py", folder / "candidate_triton.py")
+    starts = {t: {i.name: [p.name for p in i.starts] for i in discover(str(suite), t)} for t in ("cpu", "cuda")}
+    assert starts["cpu"] == {"relu": ["candidate_torch.py"], "broken": [], "noseed": []}
+    assert starts["cuda"]["relu"] == ["candidate_torch.py", "candidate_triton.py"]
 
 
 def test_the_table_lists_what_the_harness_flagged_for_review():

@@ -108,6 +108,27 @@ def test_greedy_tunes_the_cpp_seed_to_a_faster_kernel(greedy_run):
     assert "TILE = 1\n" not in open(out["best_kernel"]).read()
 
 
+def test_a_starting_kernel_beside_the_seed_is_a_node_of_its_own(tmp_path):
+    """--start: another kernel evaluated after the seed; the search (and the export) can then take it."""
+    tiled = tmp_path / "transpose_tiled.py"
+    tiled.write_text(SEED.read_text().replace("TILE = 1\n", "TILE = 32\n"))
+    p = optimize(tmp_path, "--budget", "2", "--start", str(tiled))
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout)
+    assert "evaluating the starting kernel transpose_tiled.py" in p.stderr
+    with sqlite3.connect(tmp_path / "kernelevolve.db") as con:
+        ops = con.execute("select operator, params from nodes where run_id = ? order by step", (out["run"],)).fetchall()
+    assert ops == [("seed", '{"TILE": 1}'), ("start", '{"TILE": 32}')]
+    assert out["best_node"] == 2 and out["best_fitness"] > out["seed_fitness"], out
+    again = optimize(tmp_path, "--budget", "3", "--start", str(tiled))  # resumed: the start is not evaluated twice
+    assert again.returncode == 0 and "resumed" in again.stderr, again.stderr
+    with sqlite3.connect(tmp_path / "kernelevolve.db") as con:
+        ops = [o for (o,) in con.execute("select operator from nodes where run_id = ? order by step", (out["run"],))]
+    assert ops == ["seed", "start", "tune"]
+    missing = optimize(tmp_path, "--start", str(tmp_path / "nope.py"))
+    assert missing.returncode == 2 and "nope.py: no such starting kernel" in missing.stderr
+
+
 def test_progress_says_when_a_node_is_listed_for_review(tmp_path):
     """A search ranks nodes by their timings; one whose timing the harness doubts says so as it is scored."""
     cmd = optimize_cmd(tmp_path, "--budget", "1")

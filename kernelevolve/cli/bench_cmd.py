@@ -196,6 +196,7 @@ def _one(
     config = {
         "problem": str(problem.path),
         "seed": str(item.seed) if item.seed else None,
+        "starts": [str(path) for path in item.starts],
         "bench": True,
         "strategy": strategy,
         "target": target,
@@ -217,8 +218,18 @@ def _one(
         baseline=baseline,
         compile_baseline=compile_in_search(baseline, compile_baseline),
     )
+    starts = [(path.name, path.read_text()) for path in item.starts]
     stopped = Driver(
-        store, run, problem, seed_source, make_strategy(strategy, rng), [evaluator], search, rng, llm=operator
+        store,
+        run,
+        problem,
+        seed_source,
+        make_strategy(strategy, rng),
+        [evaluator],
+        search,
+        rng,
+        llm=operator,
+        starts=starts,
     ).run_search()
     nodes = store.nodes(run.id)
     searched = f"{len(nodes)} nodes; {stopped}"

@@ -130,6 +130,11 @@ def _config_hash(config: dict) -> str:
 def optimize_command(
     problem: Path | None = typer.Argument(None, help="problem file (not needed with --resume)"),
     seed: Path | None = typer.Option(None, "--seed", help="starting kernel (a candidate file); needed without --llm"),
+    start: list[Path] = typer.Option(
+        [],
+        "--start",
+        help="another starting kernel, evaluated after the seed (repeatable): one for some shapes",
+    ),
     strategy: str = typer.Option("greedy", help=f"search strategy: {', '.join(STRATEGIES)}"),
     budget: int = typer.Option(20, min=1, help="nodes in the run, the seed included"),
     time_limit: float | None = typer.Option(None, "--time", help="search wall-time limit in seconds"),
@@ -178,6 +183,7 @@ def optimize_command(
         config = json.loads(run.config)
         problem_path = Path(config["problem"])
         seed_path = Path(config["seed"]) if config.get("seed") else None
+        start = [Path(s) for s in config.get("starts", [])]
         llm = llm or config.get("llm", [])
     else:
         if problem is None:
@@ -192,6 +198,10 @@ def optimize_command(
     if seed_path is not None and not seed_path.is_file():
         raise usage_error(f"{seed_path}: no such seed kernel")
     seed_source = seed_path.read_text() if seed_path is not None else None
+    missing = [str(path) for path in start if not path.is_file()]
+    if missing:
+        raise usage_error(f"{', '.join(missing)}: no such starting kernel")
+    starts = [(path.name, path.read_text()) for path in start]
     tgt = config["target"] if resume else (target.value if target else None) or default_target()
     operator = llm_operator(llm, llm_base_url, prices, store, prob, tgt, timeout) if llm else None
     if operator is not None and agent:
@@ -212,6 +222,7 @@ def optimize_command(
             "problem_hash": prob.hash,
             "seed": str(seed_path.resolve()) if seed_path else None,
             "seed_hash": source_hash(seed_source) if seed_source else None,
+            **({"starts": [str(path.resolve()) for path in start]} if start else {}),
             "target": tgt,
             "strategy": strategy,
             "trials": trials,
@@ -283,6 +294,7 @@ def optimize_command(
                 on_update=update,
                 llm=operator,
                 warm_start=past,
+                starts=starts,
             )
             reason = driver.run_search()
         final = _final_with_compile(store, run, prob, config, evaluators[0], console)

@@ -100,6 +100,7 @@ class Driver:
         on_update: Callable[[Progress], None] | None = None,
         llm: UniversalOperator | None = None,
         warm_start: list | None = None,
+        starts: list[tuple[str, str]] | None = None,
     ):
         self.store = store
         self.run = run
@@ -124,6 +125,9 @@ class Driver:
         self.replay_ids: dict[int, int] = {}  # recorded node id -> node id in this run
         self.knowledge = _knowledge_base() if llm is not None else None
         self.warm_start = list(warm_start or [])  # lessons.PastKernel: best kernels of similar earlier problems
+        # (name, source): more starting kernels beside the seed (alternatives for some shapes, say), each a node of
+        # its own that the operators can expand and the export can dispatch to
+        self.starts = list(starts or [])
         self.progress = Progress(budget=config.budget, time_s=config.time_s)
         self.stop_reason = ""
         self._started = time.monotonic()
@@ -434,21 +438,21 @@ class Driver:
             free.put_nowait(ev)
         self._tasks: set[asyncio.Task] = set()
         if not self.graph.nodes and self.seed_source is not None:
-            params = tune.current_values(self.seed_source) if _has_tunables(self.seed_source) else {}
-            seed = Proposal(self.seed_source, source_hash(self.seed_source), "seed", params, [])
             self._refresh("evaluating the seed kernel")
-            self._seed_commit(await self._evaluate(seed, free))
+            self._seed_commit(await self._evaluate(_root(self.seed_source, "seed"), free))
+        for name, source in self.starts:
+            if source_hash(source) not in self._known():  # not evaluated before a resume, not the seed's source
+                self._refresh(f"evaluating the starting kernel {name}")
+                self._commit_and_report(await self._evaluate(_root(source, "start"), free))
         if not any(n.operator == "warm-start" for n in self.graph.nodes.values()):
             for past in self.warm_start:
-                h = source_hash(past.source)
-                if h in self._known():
-                    continue
-                params = tune.current_values(past.source) if _has_tunables(past.source) else {}
-                self._refresh(f"warm start: evaluating run {past.run_id}'s best kernel (node {past.node_id})")
-                self._commit_and_report(await self._evaluate(Proposal(past.source, h, "warm-start", params, []), free))
+                if source_hash(past.source) not in self._known():
+                    self._refresh(f"warm start: evaluating run {past.run_id}'s best kernel (node {past.node_id})")
+                    self._commit_and_report(await self._evaluate(_root(past.source, "warm-start"), free))
         if self.llm is None and self.graph.best() is None:
             seed = self.graph.nodes[self.graph.order[0]]
-            return f"the seed kernel is not correct ({seed.status}); fix it before searching"
+            more = " (nor is any starting kernel)" if self.starts else ""
+            return f"the seed kernel is not correct ({seed.status}){more}; fix it before searching"
         max_inflight = 1 if self.replay is not None else self.config.max_inflight or len(self.evaluators) + 1
         reason = ""
         while True:
@@ -521,6 +525,12 @@ class Driver:
         lessons.distill(self.store, self.run.id)
         self._refresh(reason)
         return reason
+
+
+def _root(source: str, operator: str) -> Proposal:
+    """A node with no parent: the seed, a starting kernel, an earlier run's best."""
+    params = tune.current_values(source) if _has_tunables(source) else {}
+    return Proposal(source, source_hash(source), operator, params, [])
 
 
 def _has_tunables(source: str) -> bool:

@@ -1,7 +1,8 @@
 """Suites: finding their problems and seed kernels, and turning evaluations into the results table.
 
-A suite is a folder of problem folders (`<name>/problem.py` with `seed_*.py` beside it), a glob of problem
-files, `ranking` (the suite shipped in `suites/ranking`), or a KernelBench checkout's level.
+A suite is a folder of problem folders (`<name>/problem.py` with `seed_*.py` beside it, and any `candidate_*.py`:
+more starting kernels for a search), a glob of problem files, `ranking` (the suite shipped in `suites/ranking`), or
+a KernelBench checkout's level.
 """
 
 from __future__ import annotations
@@ -12,7 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kernelevolve.eval.candidate import detect_languages
 from kernelevolve.eval.result import EvalResult, geomean
+from kernelevolve.platforms import get_platform
 from kernelevolve.problem.problem import TargetSpeedup
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -33,6 +36,8 @@ class BenchItem:
     name: str
     problem: Path
     seed: Path | None
+    # candidate_*.py beside the problem that the target can time: more starting kernels for a search
+    starts: list[Path] = field(default_factory=list)
 
 
 @dataclass
@@ -74,9 +79,22 @@ def discover(suite: str, target: str) -> list[BenchItem]:
         )
     items = []
     for p in problems:
-        name = p.parent.name if p.name == "problem.py" else p.stem
-        items.append(BenchItem(name, p, _seed_for(p.parent, target) if p.name == "problem.py" else None))
+        if p.name == "problem.py":
+            items.append(BenchItem(p.parent.name, p, _seed_for(p.parent, target), _starts_for(p.parent, target)))
+        else:
+            items.append(BenchItem(p.stem, p, None))
     return items
+
+
+def _starts_for(folder: Path, target: str) -> list[Path]:
+    """A problem folder's candidate_*.py files, less those the target would only interpret (Triton on the cpu
+    target: correct but never timed, so they could not win a case)."""
+    platform = get_platform(target)
+    return [
+        path
+        for path in sorted(folder.glob("candidate_*.py"))
+        if not platform.is_interpreted(detect_languages(path.read_text()))
+    ]
 
 
 def kernelbench(path: Path, level: int, ids: str | None) -> list[BenchItem]:

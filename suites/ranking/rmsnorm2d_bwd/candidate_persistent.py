@@ -14,8 +14,13 @@ blocks' loads are in flight per program. dw partials: one row per program (n_par
 the reduction kernel gives each program BLOCK_C columns and sums BLOCK_P partial rows per step, in a fixed order
 (no atomics: deterministic on a given GPU). x and dy read once, dx written once.
 
-Expected bottleneck: DRAM bandwidth (12 bytes per element). Not yet measured on a GPU: correct in Triton's
-interpreter (tests/test_rmsnorm_bwd_persistent.py), at the GPU launch blocks too.
+Expected bottleneck: DRAM bandwidth (12 bytes per element). Compiled for sm_90 on a CPU host (Triton 3.9, ptxas):
+128 registers at the primary blocks (8 x 256, 4 warps; 4 programs fit per SM, as for the seed), 162 at 16 x 128,
+no spills but 88 bytes at the out-of-distribution 8192-wide rows; in the loop, the next tile's 32 loads issue
+between the first row reduction's shuffles and the rsqrt, ahead of the stores. Carrying 64-bit offset tiles
+across the loop instead of the row indices took 200 registers (2 programs per SM). The grid never exceeds the
+programs that fit (read from the compiled kernel). Not yet measured on a GPU: correct in Triton's interpreter
+(tests/test_rmsnorm_bwd_persistent.py), at the GPU launch blocks too.
 """
 
 import torch
@@ -44,16 +49,46 @@ TUNABLES = {
 _INTERPRETER_PROGRAMS = 3
 _INTERPRETER_TILE = 1 << 16
 
-_SM_COUNT: dict[int, int] = {}
+_FIT: dict[tuple, tuple[int, int]] = {}  # (device, dtype, warps, blocks) -> (SMs, programs that fit on one SM)
 
 
-def _programs(device: torch.device) -> int:
+def _programs_per_sm(compiled, device: torch.device) -> int:
+    """Programs of a compiled kernel that fit on one SM at once (registers, shared memory, threads)."""
+    props = torch.cuda.get_device_properties(device)
+    regs = getattr(props, "regs_per_multiprocessor", 65536)
+    smem = getattr(props, "shared_memory_per_multiprocessor", 233472)
+    threads = getattr(props, "max_threads_per_multi_processor", 2048)
+    compiled._init_handles()
+    warps = compiled.metadata.num_warps
+    by_regs = regs // (max(8, -(-compiled.n_regs // 8) * 8) * 32 * warps)  # registers go by 8 per thread
+    by_smem = smem // (compiled.metadata.shared + 2048)  # + the static and the per-block reserved 1 KB each
+    return max(1, min(by_regs, by_smem, threads // (32 * warps), 32))
+
+
+def _programs(args: tuple, constants: dict, num_warps: int, device: torch.device, n_blocks: int) -> int:
+    """The persistent grid: SMs x programs per SM, at most PROGRAMS_PER_SM and never more than fit at once (the
+    programs past that would run as a second wave, after the first ones finish their whole share). Compiled for
+    sm_90 at the primary blocks (8 x 256, 4 warps) the kernel takes 128 registers: 4 programs fit."""
     if device.type != "cuda":
-        return _INTERPRETER_PROGRAMS
+        return max(1, min(n_blocks, _INTERPRETER_PROGRAMS))
     index = device.index if device.index is not None else torch.cuda.current_device()
-    if index not in _SM_COUNT:
-        _SM_COUNT[index] = torch.cuda.get_device_properties(index).multi_processor_count
-    return _SM_COUNT[index] * max(1, PROGRAMS_PER_SM)
+    key = (index, args[0].dtype, num_warps, *sorted(constants.items()))
+    if key not in _FIT:
+        try:
+            compiled = _rmsnorm_bwd_persistent_kernel.warmup(*args, **constants, num_warps=num_warps, grid=(1,))
+            fit = _programs_per_sm(compiled, torch.device("cuda", index))
+        except (AttributeError, TypeError):  # an older or newer Triton's warm-up or kernel fields: trust the cap
+            fit = PROGRAMS_PER_SM
+        _FIT[key] = (torch.cuda.get_device_properties(index).multi_processor_count, fit)
+    sms, fit = _FIT[key]
+    return max(1, min(n_blocks, sms * min(max(1, PROGRAMS_PER_SM), fit)))
+
+
+@triton.jit
+def _load_rows(ptr, rows, cols, col_ok, n_rows, n_cols):
+    """A [BLOCK_ROWS, BLOCK_N] tile of whole rows in fp32, zeros past the last row and the last column."""
+    mask = (rows < n_rows)[:, None] & col_ok[None, :]
+    return tl.load(ptr + rows.to(tl.int64)[:, None] * n_cols + cols[None, :], mask=mask, other=0.0).to(tl.float32)
 
 
 @triton.jit
@@ -77,28 +112,29 @@ def _rmsnorm_bwd_persistent_kernel(
     w = tl.load(w_ptr + cols, mask=col_ok, other=0.0).to(tl.float32)
     dw = tl.zeros([BLOCK_ROWS, BLOCK_N], dtype=tl.float32)
 
+    # Only the row indices and the two tiles cross the loop (offsets and masks are recomputed from the rows: a
+    # [BLOCK_ROWS, BLOCK_N] tensor of 64-bit offsets carried across would take two registers per element).
     rows = pid * BLOCK_ROWS + tl.arange(0, BLOCK_ROWS)
-    mask = (rows < n_rows)[:, None] & col_ok[None, :]
-    offs = rows.to(tl.int64)[:, None] * n_cols + cols[None, :]
-    x = tl.load(x_ptr + offs, mask=mask, other=0.0).to(tl.float32)
-    dy = tl.load(dy_ptr + offs, mask=mask, other=0.0).to(tl.float32)
-    for blk in range(pid, n_blocks, n_programs):
-        # The next row block's loads go out before this block's reductions (masked off past the last block).
-        rows_next = (blk + n_programs) * BLOCK_ROWS + tl.arange(0, BLOCK_ROWS)
-        mask_next = (rows_next < n_rows)[:, None] & col_ok[None, :]
-        offs_next = rows_next.to(tl.int64)[:, None] * n_cols + cols[None, :]
-        x_next = tl.load(x_ptr + offs_next, mask=mask_next, other=0.0).to(tl.float32)
-        dy_next = tl.load(dy_ptr + offs_next, mask=mask_next, other=0.0).to(tl.float32)
+    x = _load_rows(x_ptr, rows, cols, col_ok, n_rows, n_cols)
+    dy = _load_rows(dy_ptr, rows, cols, col_ok, n_rows, n_cols)
+    for _ in range(pid, n_blocks, n_programs):
+        # The next row block's loads go out before this block's reductions (all masked off past the last row).
+        rows_next = rows + n_programs * BLOCK_ROWS
+        x_next = _load_rows(x_ptr, rows_next, cols, col_ok, n_rows, n_cols)
+        dy_next = _load_rows(dy_ptr, rows_next, cols, col_ok, n_rows, n_cols)
 
         rstd = 1.0 / tl.sqrt(tl.sum(x * x, axis=1) / n_cols + eps)
         xhat = x * rstd[:, None]
         wdy = w[None, :] * dy
         c = tl.sum(wdy * xhat, axis=1) / n_cols
         dx = (wdy - xhat * c[:, None]) * rstd[:, None]
-        tl.store(dx_ptr + offs, dx.to(dx_ptr.dtype.element_ty), mask=mask)
+        mask = (rows < n_rows)[:, None] & col_ok[None, :]
+        tl.store(
+            dx_ptr + rows.to(tl.int64)[:, None] * n_cols + cols[None, :], dx.to(dx_ptr.dtype.element_ty), mask=mask
+        )
         dw += dy * xhat  # masked rows hold x = dy = 0: they add nothing
 
-        x, dy, offs, mask = x_next, dy_next, offs_next, mask_next
+        rows, x, dy = rows_next, x_next, dy_next
     tl.store(part_ptr + pid.to(tl.int64) * n_cols + cols, tl.sum(dw, axis=0), mask=col_ok)
 
 
@@ -132,22 +168,14 @@ class ModelNew(nn.Module):
         tile = TILE if x.is_cuda else max(TILE, _INTERPRETER_TILE)
         block_rows = max(1, min(tile // block_n, triton.next_power_of_2(n_rows)))
         n_blocks = triton.cdiv(n_rows, block_rows)
-        n_parts = min(n_blocks, _programs(x.device))
+        num_warps = max(NUM_WARPS, min(16, block_n // 512))
+        constants = dict(BLOCK_ROWS=block_rows, BLOCK_N=block_n)
+        # The warm-up compiles with a stand-in for the partials, whose row count is what it decides.
+        scalars = (n_rows, n_cols, float(self.eps), n_blocks)
+        stand_in = (x, w, dy, dx, torch.empty(1, dtype=torch.float32, device=x.device), *scalars)
+        n_parts = _programs(stand_in, constants, num_warps, x.device, n_blocks)
         partials = torch.empty((n_parts, n_cols), dtype=torch.float32, device=x.device)
-        _rmsnorm_bwd_persistent_kernel[(n_parts,)](
-            x,
-            w,
-            dy,
-            dx,
-            partials,
-            n_rows,
-            n_cols,
-            float(self.eps),
-            n_blocks,
-            BLOCK_ROWS=block_rows,
-            BLOCK_N=block_n,
-            num_warps=max(NUM_WARPS, min(16, block_n // 512)),
-        )
+        _rmsnorm_bwd_persistent_kernel[(n_parts,)](x, w, dy, dx, partials, *scalars, **constants, num_warps=num_warps)
         block_c = min(triton.next_power_of_2(n_cols), BLOCK_C)
         _sum_partials_kernel[(triton.cdiv(n_cols, block_c),)](
             partials, dw, n_parts, n_cols, BLOCK_P=BLOCK_P, BLOCK_C=block_c, num_warps=4

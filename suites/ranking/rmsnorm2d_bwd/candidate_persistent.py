@@ -14,13 +14,14 @@ blocks' loads are in flight per program. dw partials: one row per program (n_par
 the reduction kernel gives each program BLOCK_C columns and sums BLOCK_P partial rows per step, in a fixed order
 (no atomics: deterministic on a given GPU). x and dy read once, dx written once.
 
-Expected bottleneck: DRAM bandwidth (12 bytes per element). Compiled for sm_90 on a CPU host (Triton 3.9, ptxas):
-128 registers at the primary blocks (8 x 256, 4 warps; 4 programs fit per SM, as for the seed), 162 at 16 x 128,
-no spills but 88 bytes at the out-of-distribution 8192-wide rows; in the loop, the next tile's 32 loads issue
-between the first row reduction's shuffles and the rsqrt, ahead of the stores. Carrying 64-bit offset tiles
-across the loop instead of the row indices took 200 registers (2 programs per SM). The grid never exceeds the
-programs that fit (read from the compiled kernel). Not yet measured on a GPU: correct in Triton's interpreter
-(tests/test_rmsnorm_bwd_persistent.py), at the GPU launch blocks too.
+Expected bottleneck: DRAM bandwidth (12 bytes per element). Compiled for sm_90 on a CPU host (Triton 3.9, ptxas,
+pointers and the column count specialised as 16-divisible, as a launch on the suite's shapes is): 150 registers at
+the primary blocks (8 x 256, 4 warps: 3 programs per SM, each with two row blocks in flight, against the seed's
+110 registers, 4 programs and one block each), 128 at 16 x 128, 16 bytes of spill at the out-of-distribution
+8192-wide rows. In the loop, the next tile's loads issue between the first row reduction's shuffles and the rsqrt,
+ahead of the stores. Carrying 64-bit offset tiles across the loop instead of the row indices took 200 registers.
+The grid never exceeds the programs that fit (read from the compiled kernel). Not yet measured on a GPU: correct
+in Triton's interpreter (tests/test_rmsnorm_bwd_persistent.py), at the GPU launch blocks too.
 """
 
 import torch
@@ -67,8 +68,7 @@ def _programs_per_sm(compiled, device: torch.device) -> int:
 
 def _programs(args: tuple, constants: dict, num_warps: int, device: torch.device, n_blocks: int) -> int:
     """The persistent grid: SMs x programs per SM, at most PROGRAMS_PER_SM and never more than fit at once (the
-    programs past that would run as a second wave, after the first ones finish their whole share). Compiled for
-    sm_90 at the primary blocks (8 x 256, 4 warps) the kernel takes 128 registers: 4 programs fit."""
+    programs past that would run as a second wave, after the first ones finish their whole share)."""
     if device.type != "cuda":
         return max(1, min(n_blocks, _INTERPRETER_PROGRAMS))
     index = device.index if device.index is not None else torch.cuda.current_device()

@@ -66,3 +66,32 @@ def test_tune_vs_grid_runs_grid_and_search_and_keeps_partial_results(tmp_path):
     )
     assert p.returncode == 0, p.stderr[-2000:]
     assert "| greedy |" in p.stdout and len(json.loads(merged.read_text())["grid"]) == 5
+
+
+def test_offline_sass_compiles_a_kernel_for_hopper_without_a_gpu():
+    """The shipped softmax kernel, compiled for sm_90 here: aligned rows give 16-byte loads; the odd-size variant
+    (no 16-divisibility assumed for the strides) does not."""
+
+    def report(*extra: str) -> dict:
+        cmd = [
+            sys.executable,
+            str(ROOT / "benchmarks" / "offline_sass.py"),
+            str(ROOT / "examples" / "softmax" / "candidate_triton.py"),
+            "_softmax_rows_kernel",
+            "--const",
+            "BLOCK_ROWS=2",
+            "--const",
+            "BLOCK_N=1024",
+            "--json",
+            *extra,
+        ]
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+        assert p.returncode == 0, p.stderr[-2000:]
+        return json.loads(p.stdout)
+
+    aligned = report()
+    assert aligned["arch"] == "sm_90" and aligned["registers"] > 0 and aligned["stack_bytes"] == 0
+    assert aligned["programs_per_sm_by_registers"] >= 1
+    assert any(name.startswith("LDG.E.128") for name in aligned["instructions"]), aligned["instructions"]
+    odd = report("--no-div16", "x_row_stride", "y_row_stride")
+    assert not any(name.startswith("LDG.E.128") for name in odd["instructions"]), odd["instructions"]

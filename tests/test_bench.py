@@ -85,13 +85,31 @@ def test_target_speedup_is_read_statically_and_checked(tmp_path):
     path = tmp_path / "problem.py"
     path.write_text(source)
     assert target_speedup(load_problem(path)) is None
-    path.write_text(source + '\nTARGET_SPEEDUP = {"speedup": 2.5, "case": 1, "note": "paper"}\n')
+    path.write_text(source + '\nTARGET_SPEEDUP = {"speedup": 2.5, "case": 0, "note": "paper"}\n')
     t = target_speedup(load_problem(path))
-    assert (t.speedup, t.case, t.note) == (2.5, 1, "paper")
+    assert (t.speedup, t.case, t.note) == (2.5, 0, "paper")
     for bad in ('{"speedup": -1}', '{"speedup": 2, "cases": 1}', "compute_target()", '{"case": 1}'):
         path.write_text(source + f"\nTARGET_SPEEDUP = {bad}\n")
         with pytest.raises(ProblemError, match="TARGET_SPEEDUP"):
             target_speedup(load_problem(path))
+    # The case must name a shape case: kb_relu has none declared, so only case 0 exists
+    path.write_text(source + '\nTARGET_SPEEDUP = {"speedup": 2.5, "case": 1}\n')
+    with pytest.raises(ProblemError, match="case 1 is not a shape case"):
+        target_speedup(load_problem(path))
+    two_cases = source + '\nSHAPE_CASES = [{"dim": 8}, {"dim": 16}]\n'
+    path.write_text(two_cases + 'TARGET_SPEEDUP = {"speedup": 2.5, "case": 1}\n')
+    assert target_speedup(load_problem(path)).case == 1
+    path.write_text(two_cases + 'TARGET_SPEEDUP = {"speedup": 2.5, "case": 2}\n')
+    with pytest.raises(ProblemError, match="SHAPE_CASES has 2"):
+        target_speedup(load_problem(path))
+    # SHAPE_CASES built by code cannot be checked statically: the row says the index names no case
+    from kernelevolve.problem.problem import TargetSpeedup
+    from kernelevolve.suites.bench import apply_target
+
+    row = apply_target(
+        BenchRow("r", "ok", True, 2.0, cases=[{"shape": {}, "speedup_eager": 2.0}]), TargetSpeedup(2.5, 2)
+    )
+    assert row.target["met"] is False and row.target["note"] == "no shape case 2 (SHAPE_CASES has 1)"
 
 
 def test_search_mode_runs_a_search_per_problem(suite, tmp_path):

@@ -77,35 +77,59 @@ class TargetSpeedup:
     note: str = ""
 
 
+_MISSING = object()
+
+
+def _literal(tree: ast.Module, name: str) -> object:
+    """The value of a top-level `name = <literal>`: _MISSING when there is none; ValueError when the value is not
+    a literal."""
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets):
+            try:
+                return ast.literal_eval(node.value)
+            except (ValueError, TypeError) as e:
+                raise ValueError(str(e) or "not a literal") from e
+    return _MISSING
+
+
 def target_speedup(problem: Problem) -> TargetSpeedup | None:
     """The problem's TARGET_SPEEDUP, read statically (the parent never executes the problem): a literal dict
-    {"speedup": 4.0, "case": 1, "note": "..."}; case indexes SHAPE_CASES (default 0, the primary case)."""
+    {"speedup": 4.0, "case": 1, "note": "..."}; case indexes SHAPE_CASES (default 0, the primary case), checked
+    against SHAPE_CASES where that is a literal list too, so a wrong index fails before any evaluation."""
     tree = ast.parse(problem.source)
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and any(
-            isinstance(t, ast.Name) and t.id == "TARGET_SPEEDUP" for t in node.targets
-        ):
-            try:
-                value = ast.literal_eval(node.value)
-            except ValueError as e:
-                raise ProblemError(f"{problem.path}: TARGET_SPEEDUP must be a literal dict ({e})") from e
-            ok = (
-                isinstance(value, dict)
-                and set(value) <= {"speedup", "case", "note"}
-                and isinstance(value.get("speedup"), (int, float))
-                and value["speedup"] > 0
-                and isinstance(value.get("case", 0), int)
-                and value.get("case", 0) >= 0
-                and isinstance(value.get("note", ""), str)
-            )
-            if not ok:
-                raise ProblemError(
-                    f"{problem.path}: TARGET_SPEEDUP must be a dict like "
-                    '{"speedup": 4.0, "case": 1, "note": "the paper\'s figure"} (speedup > 0 over eager; case: an '
-                    "index into SHAPE_CASES)"
-                )
-            return TargetSpeedup(float(value["speedup"]), value.get("case", 0), value.get("note", ""))
-    return None
+    try:
+        value = _literal(tree, "TARGET_SPEEDUP")
+    except ValueError as e:
+        raise ProblemError(f"{problem.path}: TARGET_SPEEDUP must be a literal dict ({e})") from e
+    if value is _MISSING:
+        return None
+    ok = (
+        isinstance(value, dict)
+        and set(value) <= {"speedup", "case", "note"}
+        and isinstance(value.get("speedup"), (int, float))
+        and value["speedup"] > 0
+        and isinstance(value.get("case", 0), int)
+        and value.get("case", 0) >= 0
+        and isinstance(value.get("note", ""), str)
+    )
+    if not ok:
+        raise ProblemError(
+            f"{problem.path}: TARGET_SPEEDUP must be a dict like "
+            '{"speedup": 4.0, "case": 1, "note": "the paper\'s figure"} (speedup > 0 over eager; case: an '
+            "index into SHAPE_CASES)"
+        )
+    case = value.get("case", 0)
+    try:
+        cases = _literal(tree, "SHAPE_CASES")
+    except ValueError:
+        cases = None  # built by code: bench's row says when the index names no case
+    n_cases = 1 if cases is _MISSING else len(cases) if isinstance(cases, list) else None
+    if n_cases is not None and case >= n_cases:
+        raise ProblemError(
+            f"{problem.path}: TARGET_SPEEDUP's case {case} is not a shape case (SHAPE_CASES has {n_cases}; "
+            "cases count from 0)"
+        )
+    return TargetSpeedup(float(value["speedup"]), case, value.get("note", ""))
 
 
 def _top_level_names(tree: ast.Module) -> set[str]:

@@ -176,10 +176,11 @@ def apply_target(row: BenchRow, target: TargetSpeedup | None) -> BenchRow:
         return row
     case = row.cases[target.case] if target.case < len(row.cases) else {}
     measured = case.get("speedup_eager") if row.correct else None
+    no_case = row.cases and not case  # SHAPE_CASES built by code, and the index past its end
     row.target = {
         "speedup": target.speedup,
         "case": target.case,
-        "note": target.note,
+        "note": f"no shape case {target.case} (SHAPE_CASES has {len(row.cases)})" if no_case else target.note,
         "shape": case.get("shape"),
         "measured": measured,
         "met": measured is not None and measured >= target.speedup,

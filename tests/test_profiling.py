@@ -375,3 +375,12 @@ def test_profiling_cannot_change_the_verdict(monkeypatch):
     result.speedup = 2.0
     kept = harness.profiled(result, job, None, lambda: None, torch.device("cpu"), "", {})
     assert kept.profile is None and kept.speedup == 2.0
+
+
+def test_ncu_probe_names_a_missing_shape_case(capsys):
+    from kernelevolve.eval import ncu_probe
+
+    problem = str(EXAMPLES / "softmax" / "problem.py")
+    candidate = str(EXAMPLES / "softmax" / "candidate_triton.py")
+    assert ncu_probe.main([problem, candidate, "1", "0", "0", "7"]) == 2
+    assert "no shape case 7 (it has 3)" in capsys.readouterr().err

@@ -1,6 +1,9 @@
-"""The program Nsight Compute profiles (`--profile ncu`): one forward call of the candidate on the first shape case.
+"""The program Nsight Compute profiles (`--profile ncu`): one forward call of the candidate on one shape case (the
+first unless CASE_INDEX names another: benchmarks run it by hand under ncu for a case a target names).
 
-    python -m kernelevolve.eval.ncu_probe PROBLEM CANDIDATE SEED DEVICE_INDEX [TIMEOUT_S]
+    python -m kernelevolve.eval.ncu_probe PROBLEM CANDIDATE SEED DEVICE_INDEX [TIMEOUT_S [CASE_INDEX]]
+
+TIMEOUT_S 0: no self-imposed limit.
 
 Run by eval.profiling under `ncu --profile-from-start off`: the model is built and called once unprofiled (Triton
 compiles and autotunes there), then exactly one forward call is bracketed by cudaProfilerStart / Stop, so ncu
@@ -15,7 +18,7 @@ import sys
 
 def main(argv: list[str]) -> int:
     problem_path, candidate_path, seed, device_index = argv[0], argv[1], int(argv[2]), int(argv[3])
-    if len(argv) > 4:
+    if len(argv) > 4 and float(argv[4]) > 0:
         signal.alarm(max(1, int(float(argv[4]))))  # ncu may be killed on its timeout and leave this process
 
     import torch
@@ -25,11 +28,15 @@ def main(argv: list[str]) -> int:
     from kernelevolve.problem.inputs import build_init_inputs, build_inputs, build_model, problem_dtype
     from kernelevolve.problem.problem import bind_case, case_defaults, exec_problem, shape_cases
 
-    device = torch.device("cuda", device_index)
-    torch.cuda.set_device(device)
     module = exec_problem(problem_path)
     cases = shape_cases(module)
-    bind_case(module, cases[0], case_defaults(module, cases))
+    index = int(argv[5]) if len(argv) > 5 else 0
+    if not 0 <= index < len(cases):
+        print(f"{problem_path}: no shape case {index} (it has {len(cases)})", file=sys.stderr)
+        return 2
+    device = torch.device("cuda", device_index)
+    torch.cuda.set_device(device)
+    bind_case(module, cases[index], case_defaults(module, cases))
     dtype = problem_dtype(module)
     init = build_init_inputs(module)
     reference = build_model(module.Model, init, seed, dtype, device)

@@ -18,31 +18,20 @@ import json
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from kernelevolve.eval.candidate import load_candidate  # noqa: E402
+from case_setup import ROOT, case_setups  # noqa: E402
+
 from kernelevolve.eval.speed import tensor_bytes  # noqa: E402
 from kernelevolve.eval.timing import Timer  # noqa: E402
-from kernelevolve.problem.inputs import build_init_inputs, build_inputs, build_model, problem_dtype  # noqa: E402
-from kernelevolve.problem.problem import bind_case, case_defaults, exec_problem, shape_cases  # noqa: E402
 
 
 def measure_kernel(kernel: Path, timer, device, bandwidth_gbs: float) -> list[dict]:
     import torch
 
-    module = exec_problem(kernel.parent / "problem.py")
-    cand = load_candidate(kernel)
-    cases = shape_cases(module)
-    defaults = case_defaults(module, cases)
-    dtype = problem_dtype(module)
     rows = []
-    for case in cases:
-        shape = bind_case(module, case, defaults)
-        init = build_init_inputs(module)
-        ref = build_model(module.Model, init, 0, dtype, device)
-        new = build_model(cand.ModelNew, init, 0, dtype, device, reference=ref)
-        inputs = build_inputs(module, 1, "given", dtype, device)
+    for setup in case_setups(kernel, device):
+        new, ref, inputs, shape = setup.model, setup.reference, setup.inputs, setup.shape
         with torch.no_grad():
             nbytes = tensor_bytes(inputs, ref(*inputs))
             src = torch.empty(nbytes // 8, dtype=torch.float32, device=device).uniform_()

@@ -52,13 +52,14 @@ print("ok")
 """
 
 
-# (BLOCK_M, BLOCK_K, SPLIT_K), and the K blocks at K = 256 / 96 / 192. Defaults (32, 32, 8): 8 / 3 / 6, SPLIT_K
-# divides 8 and is cut to 3 and 6. (16, 64, 3): 4 / 2 / 3, 3 does not divide 4 (blocks 0 and 3, 1, 2), cut to 2 at
-# K = 96 (its second block half masked); 19 row blocks at 300 rows. (32, 16, 5): 16 / 6 / 12, 5 divides none.
+# (BLOCK_M, BLOCK_K, SPLIT_K), and the K blocks at K = 256 / 96 / 192. Defaults (16, 64, 8): 4 / 2 / 3, SPLIT_K
+# cut to each. (32, 32, 8): 8 / 3 / 6, SPLIT_K divides 8 and is cut to 3 and 6. (16, 64, 3): 4 / 2 / 3, 3 does not
+# divide 4 (blocks 0 and 3, 1, 2), cut to 2 at K = 96 (its second block half masked); 19 row blocks at 300 rows.
+# (32, 16, 5): 16 / 6 / 12, 5 divides none.
 @pytest.mark.parametrize(
     "blocks",
-    [[], ["16", "64", "3"], ["32", "16", "5"]],
-    ids=["defaults", "m16_k64_split3", "k16_split5"],
+    [[], ["32", "32", "8"], ["16", "64", "3"], ["32", "16", "5"]],
+    ids=["defaults", "m32_k32_split8", "m16_k64_split3", "k16_split5"],
 )
 def test_split_k_gpu_blocks_in_the_interpreter(blocks):
     atol, rtol = tolerance(exec_problem(PROBLEM), "float16")

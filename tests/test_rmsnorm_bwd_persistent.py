@@ -28,7 +28,7 @@ problem = load("rmsnorm2d_bwd_problem", sys.argv[1])
 module = load("rmsnorm2d_bwd_persistent", sys.argv[2])
 atol, rtol = float(sys.argv[3]), float(sys.argv[4])
 module._INTERPRETER_TILE = 0  # row blocks of TILE elements, as on a GPU
-for name, value in zip(("TILE", "_INTERPRETER_PROGRAMS", "BLOCK_P", "BLOCK_C"), map(int, sys.argv[5:])):
+for name, value in zip(("TILE", "_INTERPRETER_PROGRAMS", "MAX_BLOCK_P", "BLOCK_C"), map(int, sys.argv[5:])):
     setattr(module, name, value)
 torch.manual_seed(0)
 ref, new = problem.Model(), module.ModelNew()
@@ -45,7 +45,7 @@ print("ok")
 """
 
 
-# (TILE, programs, BLOCK_P, BLOCK_C). Defaults (2048, 3, 64, 32): 8-16 rows per block at 96-256 columns, so
+# (TILE, programs, MAX_BLOCK_P, BLOCK_C). Defaults (2048, 3, 512, 8): 8-16 rows per block at 96-256 columns, so
 # 300 rows give 19-38 blocks over 3 programs. (512, 7, 2, 16): 2-4 rows per block (one at 1000 and 4096 columns),
 # 7 programs striding, partials summed two at a time over column blocks of 16. (8192, 64, 16, 128): blocks of up
 # to 64 rows, more programs than blocks everywhere.

@@ -45,8 +45,8 @@ EPS = 1e-6
 
 # Launch parameters; a tuner re-binds these module constants (values from TUNABLES).
 SPLIT_MAX_ROWS = 1024  # the split-K path up to this many rows, the seed's path above
-BLOCK_M = 32  # split-K path: rows per program
-BLOCK_K = 32  # split-K path: hidden columns per step
+BLOCK_M = 16  # split-K path: rows per program (16, 64, 8: the fastest of 36 at 256 rows, run 13b)
+BLOCK_K = 64  # split-K path: hidden columns per step
 SPLIT_K = 8  # split-K path: programs per row block (at most the number of BLOCK_K blocks of K)
 NUM_WARPS = 4
 NUM_STAGES = 1

@@ -10,18 +10,24 @@ multiplies the partial rows that one program must then sum, so the tune search c
 
 Technique: grid = min(row blocks, SMs x PROGRAMS_PER_SM); program p takes row blocks p, p + grid, ... and carries
 the next block's x and dy in registers across the loop (loaded before the current block's reductions), so two
-blocks' loads are in flight per program. dw partials: one row per program (n_parts = grid, independent of ROWS);
-the reduction kernel gives each program BLOCK_C columns and sums BLOCK_P partial rows per step, in a fixed order
-(no atomics: deterministic on a given GPU). x and dy read once, dx written once.
+blocks' loads are in flight per program. dw partials: one row per program (n_parts = grid, independent of ROWS).
+The reduction kernel gives each program BLOCK_C columns and loads all n_parts partial rows of them at once (up to
+MAX_BLOCK_P per step), then sums them in a fixed order (no atomics: deterministic on a given GPU). x and dy read
+once, dx written once.
 
-Expected bottleneck: DRAM bandwidth (12 bytes per element). Compiled for sm_90 on a CPU host (Triton 3.9, ptxas,
-pointers and the column count specialised as 16-divisible, as a launch on the suite's shapes is): 150 registers at
-the primary blocks (8 x 256, 4 warps: 3 programs per SM, each with two row blocks in flight, against the seed's
-110 registers, 4 programs and one block each), 128 at 16 x 128, 16 bytes of spill at the out-of-distribution
-8192-wide rows. In the loop, the next tile's loads issue between the first row reduction's shuffles and the rsqrt,
-ahead of the stores. Carrying 64-bit offset tiles across the loop instead of the row indices took 200 registers.
-The grid never exceeds the programs that fit (read from the compiled kernel). Not yet measured on a GPU: correct
-in Triton's interpreter (tests/test_rmsnorm_bwd_persistent.py), at the GPU launch blocks too.
+Measured on the H200 (2026-11-30, run 13, docs/benchmarks/ranking.md), with the earlier reduction (BLOCK_P = 64
+partial rows per step over BLOCK_C = 32 columns): 6.6x over eager against the seed's 4.7x, 0.039 ms at the primary
+case against a device copy of the same bytes in 0.032 ms. Nsight Compute put the main kernel at 30.1 us and the
+reduction at 8.7 us (clocks locked by ncu): 8 programs, each walking 396 partial rows in 7 dependent steps. Hence
+the present reduction: 32 programs at 256 columns, one step each.
+
+Compiled for sm_90 on a CPU host (Triton 3.9, ptxas, pointers and the column count specialised as 16-divisible,
+as a launch on the suite's shapes is): 150 registers at the primary blocks (8 x 256, 4 warps: 3 programs per SM,
+each with two row blocks in flight, against the seed's 110 registers, 4 programs and one block each); ncu read
+161 on the H200 (Triton 3.6). In the loop, the next tile's loads issue between the first row reduction's shuffles
+and the rsqrt, ahead of the stores. Carrying 64-bit offset tiles across the loop instead of the row indices took
+200 registers. The grid never exceeds the programs that fit (read from the compiled kernel). Correct in Triton's
+interpreter (tests/test_rmsnorm_bwd_persistent.py), at the GPU launch blocks too.
 """
 
 import torch
@@ -35,15 +41,15 @@ EPS = 1e-6
 TILE = 2048  # elements per row block: BLOCK_ROWS = max(1, TILE // BLOCK_N)
 PROGRAMS_PER_SM = 4
 NUM_WARPS = 4  # at least; rows wider than 512 * NUM_WARPS elements get more (up to 16)
-BLOCK_P = 64  # partial rows summed per step of the dw reduction
-BLOCK_C = 32  # columns per program of the dw reduction
+MAX_BLOCK_P = 512  # partial rows the dw reduction loads at once (all of them, up to this many)
+BLOCK_C = 8  # columns per program of the dw reduction
 
 TUNABLES = {
     "TILE": [1024, 2048, 4096, 8192],
     "PROGRAMS_PER_SM": [1, 2, 4, 8],
     "NUM_WARPS": [2, 4, 8, 16],
-    "BLOCK_P": [16, 32, 64, 128],
-    "BLOCK_C": [16, 32, 64, 128],
+    "MAX_BLOCK_P": [128, 256, 512, 1024],
+    "BLOCK_C": [4, 8, 16, 32],
 }
 
 # Triton's interpreter (CPU) has no SMs: this many programs, and row blocks of up to this many elements.
@@ -177,7 +183,8 @@ class ModelNew(nn.Module):
         partials = torch.empty((n_parts, n_cols), dtype=torch.float32, device=x.device)
         _rmsnorm_bwd_persistent_kernel[(n_parts,)](x, w, dy, dx, partials, *scalars, **constants, num_warps=num_warps)
         block_c = min(triton.next_power_of_2(n_cols), BLOCK_C)
+        block_p = min(triton.next_power_of_2(n_parts), MAX_BLOCK_P)
         _sum_partials_kernel[(triton.cdiv(n_cols, block_c),)](
-            partials, dw, n_parts, n_cols, BLOCK_P=BLOCK_P, BLOCK_C=block_c, num_warps=4
+            partials, dw, n_parts, n_cols, BLOCK_P=block_p, BLOCK_C=block_c, num_warps=4
         )
         return dx, dw

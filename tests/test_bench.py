@@ -76,6 +76,37 @@ def test_seeds_only_table_and_json(suite, tmp_path):
     md = (tmp_path / "out" / "results.md").read_text()
     assert "| relu | ok |" in md and "fast_p over eager: p=1:" in md
     assert "| relu | 1000.00x | case 0 |" in md and "| no | " in md and "out of reach" in md
+    # The row's account of the miss: the case beside a copy of its bytes, timed in the same loop
+    assert rows["relu"]["cases"][0]["t_copy_ms"] > 0 and target["t_copy_ms"] > 0
+    assert "a device copy of its bytes takes" in md and "needed, faster than that copy" in md
+
+
+def test_copy_floor_is_timed_only_when_asked(cpu_evaluator, relu_problem):
+    plain = cpu_evaluator.evaluate(relu_problem, CANDIDATES / "relu_ok.py", trials=1)
+    floored = cpu_evaluator.evaluate(relu_problem, CANDIDATES / "relu_ok.py", trials=1, copy_floor=True)
+    assert plain.correct and floored.correct
+    assert all(c.t_copy_ms is None for c in plain.cases)
+    assert all(c.t_copy_ms and c.t_copy_ms > 0 and c.min_bytes for c in floored.cases)
+
+
+def test_target_cells_read_tiny_floors():
+    from kernelevolve.suites.bench import _target_cells
+
+    cells = _target_cells(
+        {
+            "speedup": 2.5,
+            "case": 4,
+            "shape": {"ROWS": 256},
+            "measured": 1.96,
+            "met": False,
+            "t_candidate_ms": 0.0101,
+            "t_eager_ms": 0.0198,
+            "t_roofline_ms": 3.39e-5,
+            "t_copy_ms": 0.0042,
+        }
+    )
+    assert "10.1 us against a floor of 0.0339 us (<1%)" in cells
+    assert "a device copy of its bytes takes 4.2 us; 7.92 us needed |" in cells
 
 
 def test_target_speedup_is_read_statically_and_checked(tmp_path):

@@ -66,6 +66,17 @@ def test_cuda_graph_timings_reported(gpu_evaluator):
     assert case.min_bytes == 2 * 16 * 4096 * 4 and 0 < case.t_roofline_ms < case.t_candidate_ms
 
 
+def test_copy_floor_on_cuda(gpu_evaluator):
+    """A ReLU moves exactly its minimum bytes, as the copy does: the two take comparable times, and the copy is
+    no faster than the hardware allows."""
+    problem = load_problem(FIXTURES / "kb_relu.py")
+    result = gpu_evaluator.evaluate(problem, CANDIDATES / "relu_triton.py", copy_floor=True)
+    case = result.cases[0]
+    assert result.status is Status.OK, result.reason
+    assert case.t_copy_ms and case.t_copy_ms >= 0.5 * case.t_roofline_ms
+    assert 0.2 < case.t_copy_ms / case.t_candidate_ms < 5, (case.t_copy_ms, case.t_candidate_ms)
+
+
 def test_kernel_policy_on_by_default_and_checks_recorded(gpu_evaluator):
     problem = load_problem(FIXTURES / "kb_relu.py")
     torch_only = gpu_evaluator.evaluate(problem, CANDIDATES / "relu_ok.py")

@@ -188,7 +188,7 @@ def _one(
         if item.seed is None:
             return BenchRow(item.name, "not_evaluated", False, reason="no seed kernel")
         result = evaluator.evaluate(
-            problem, item.seed, trials=trials, baseline=baseline, compile_baseline=compile_baseline
+            problem, item.seed, trials=trials, baseline=baseline, compile_baseline=compile_baseline, copy_floor=True
         )
         return apply_target(row_from(item.name, result, seed=item.seed.name), target_of)
     seed_source = item.seed.read_text() if item.seed else None
@@ -251,7 +251,13 @@ def _one(
     exported.parent.mkdir(parents=True, exist_ok=True)
     export(store, run, exported)
     final = evaluator.evaluate(
-        problem, exported, trials=trials, baseline=baseline, compile_baseline=compile_baseline, require_kernel=False
+        problem,
+        exported,
+        trials=trials,
+        baseline=baseline,
+        compile_baseline=compile_baseline,
+        require_kernel=False,
+        copy_floor=True,  # the row's account of a missed target: the case's time beside a copy of its bytes
     )
     row = row_from(item.name, final, seed=item.seed.name if item.seed else "", run=run.id, kernel=str(exported))
     row.search = searched

@@ -52,6 +52,11 @@ def eval_command(
         False, "--require-kernel", help="turn the kernel policy on (off by default on cpu)"
     ),
     profile: Profile = typer.Option(Profile.auto, help=PROFILE_HELP),
+    copy_floor: bool = typer.Option(
+        False,
+        "--copy-floor",
+        help="also time a device copy of each case's minimum bytes (what a memory-bound kernel can approach)",
+    ),
 ) -> None:
     """Evaluate one candidate: correctness on fresh inputs for every shape case, then timing against PyTorch.
 
@@ -83,6 +88,7 @@ def eval_command(
                     compile_baseline=False if no_compile_baseline else None,
                     require_kernel=policy,
                     profile=profile.value,
+                    copy_floor=copy_floor,
                 )
         except ProblemError as e:
             raise usage_error(str(e)) from None
@@ -118,6 +124,7 @@ def print_result(result: EvalResult, console: Console) -> None:
             ("candidate ms", lambda c: _ms(c.t_candidate_ms)),
             ("eager ms", lambda c: _ms(c.t_eager_ms)),
             ("compile ms", lambda c: _ms(c.t_compile_ms)),
+            ("copy of its bytes ms", lambda c: _ms(c.t_copy_ms)),
             ("speedup", lambda c: f"{c.speedup:.2f}x" if c.speedup else "-"),
             ("graph speedup", lambda c: f"{c.speedup_graph:.2f}x" if c.speedup_graph else "-"),
         ]

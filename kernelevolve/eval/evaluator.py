@@ -178,12 +178,14 @@ class Evaluator:
         require_kernel: bool | None = None,
         timed: bool = True,
         profile: str = "auto",
+        copy_floor: bool = False,
         **timing: float,
     ) -> EvalResult:
         """Raises ProblemError for a malformed problem; every candidate failure is a result.
 
         require_kernel: the kernel policy (None: the target's default, on for GPUs); timed=False checks
-        correctness only; profile: "off", "auto" or "ncu" (eval/profiling.py, cuda only)."""
+        correctness only; profile: "off", "auto" or "ncu" (eval/profiling.py, cuda only); copy_floor: also time a
+        device copy of each case's minimum bytes (CaseResult.t_copy_ms)."""
         candidate_path = Path(candidate)
         if not candidate_path.is_file():
             raise FileNotFoundError(f"{candidate_path}: no such candidate file")
@@ -203,6 +205,7 @@ class Evaluator:
             require_kernel=require_kernel,
             timed=timed,
             profile=profile,
+            copy_floor=copy_floor,
             **timing,
         )
         worker = self._worker()

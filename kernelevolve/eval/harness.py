@@ -53,10 +53,18 @@ from kernelevolve.problem.problem import (
 __all__ = ["CandidateFailure", "Report", "classify", "run_job"]
 
 
-def time_case(timer: Timer, pc: PreparedCase, model: torch.nn.Module, result: CaseResult, g: Guard) -> dict[int, Any]:
-    """Times eager, compile and candidate interleaved; returns the candidate's last output for each timing
-    set, produced after the sets' contents were rotated half-way (a result cached per input buffer is then
-    stale). Keys are the set whose buffers the call read."""
+def time_case(
+    timer: Timer,
+    pc: PreparedCase,
+    model: torch.nn.Module,
+    result: CaseResult,
+    g: Guard,
+    copy_floor: bool = False,
+) -> dict[int, Any]:
+    """Times eager, compile and candidate interleaved (with copy_floor, a device copy of the case's minimum
+    bytes too); returns the candidate's last output for each timing set, produced after the sets' contents were
+    rotated half-way (a result cached per input buffer is then stale). Keys are the set whose buffers the call
+    read."""
     last: dict[int, Any] = {}
     index = {id(inputs): k for k, inputs in enumerate(pc.timing_sets)}
     rotated = False
@@ -82,8 +90,14 @@ def time_case(timer: Timer, pc: PreparedCase, model: torch.nn.Module, result: Ca
     fns: dict[str, Callable[[list[Any]], Any]] = {"eager": lambda inp: pc.ref_model(*inp), "candidate": candidate}
     if pc.compiled is not None:
         fns["compile"] = lambda inp, c=pc.compiled: c(*inp)
+    timed = dict(fns)
+    copy = _copy_of(pc.min_bytes, timer.device) if copy_floor else None
+    if copy is not None:
+        timed["copy"] = copy
+    del copy
     with torch.no_grad():
-        stats = timer.time_interleaved(fns, pc.timing_sets, after_call=after_call, midway=midway)
+        stats = timer.time_interleaved(timed, pc.timing_sets, after_call=after_call, midway=midway)
+        timed.clear()  # the copy's buffers go before the host and graph timings
         outputs = dict(last)
         sync(timer.device)
         host = timer.time_host(fns, pc.timing_sets)
@@ -97,6 +111,8 @@ def time_case(timer: Timer, pc: PreparedCase, model: torch.nn.Module, result: Ca
         for name, st in measured.items():
             if st is not None:
                 setattr(result, f"t_{name}_{kind}_ms", st.median_ms)
+    if "copy" in stats:
+        result.t_copy_ms = stats.pop("copy").median_ms
     for name, st in stats.items():
         setattr(result, f"t_{name}_launch_ms", st.launch_ms)
     for name, st in host.items():
@@ -105,6 +121,19 @@ def time_case(timer: Timer, pc: PreparedCase, model: torch.nn.Module, result: Ca
         confirm_host_tails(timer, fns, pc.timing_sets, result)
     n = len(pc.timing_sets)
     return {(k + 1) % n if rotated else k: out for k, out in outputs.items()}
+
+
+def _copy_of(n_bytes: int, device: torch.device) -> Callable[[list[Any]], Any] | None:
+    """`dst.copy_(src)` moving n_bytes in all (half read, half written), or None where there is no room for it
+    (the floor is an extra, never a reason to fail an evaluation)."""
+    if n_bytes < 2:
+        return None
+    try:
+        src = torch.empty(n_bytes // 2, dtype=torch.uint8, device=device).fill_(1)
+        dst = torch.empty_like(src)
+    except (torch.OutOfMemoryError, RuntimeError):  # the host's allocator raises RuntimeError
+        return None
+    return lambda inp: dst.copy_(src)
 
 
 def confirm_host_tails(
@@ -407,7 +436,7 @@ def run_job(job: EvalJob, report: Report) -> EvalResult:
             bind_case(module, pc.case, defaults)
             waited = RunQueueWait()
             try:
-                outputs = time_case(timer, pc, model, cr, g)
+                outputs = time_case(timer, pc, model, cr, g, copy_floor=job.copy_floor)
                 why = check_timing_outputs(pc, outputs, g)
                 if not why:
                     check_unseen_inputs(timer, pc, model, cr, g)

@@ -20,3 +20,4 @@ class EvalJob(BaseModel):
     timed: bool = True  # False: correctness only (check-problem's probes)
     require_kernel: bool | None = None  # the kernel policy; None: the platform's default
     profile: str = "auto"  # "off" | "auto" (cuda: Triton metadata + torch.profiler) | "ncu" (also Nsight Compute)
+    copy_floor: bool = False  # also time a device copy of each case's minimum bytes, interleaved with the rest

@@ -59,6 +59,9 @@ class CaseResult(BaseModel):
     # the least time the hardware needs for them and any declared FLOPs.
     min_bytes: int | None = None
     t_roofline_ms: float | None = None
+    # With copy_floor: `dst.copy_(src)` of min_bytes (half read, half written), timed in the same interleaved loop:
+    # what "bound by memory" costs at this size on this device, launch and ramp-up included.
+    t_copy_ms: float | None = None
     speedup: float | None = None
     speedup_graph: float | None = None
     compile_baseline_correct: bool | None = None

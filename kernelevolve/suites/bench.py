@@ -144,6 +144,7 @@ def row_from(name: str, result: EvalResult, seed: str = "", run: str = "", kerne
                 "t_eager_ms": c.t_eager_ms,
                 "t_compile_ms": c.t_compile_ms,
                 "t_roofline_ms": c.t_roofline_ms,
+                "t_copy_ms": c.t_copy_ms,
                 "t_candidate_graph_ms": c.t_candidate_graph_ms,
                 "t_eager_graph_ms": c.t_eager_graph_ms,
             }
@@ -187,6 +188,7 @@ def apply_target(row: BenchRow, target: TargetSpeedup | None) -> BenchRow:
         "t_candidate_ms": case.get("t_candidate_ms"),
         "t_eager_ms": case.get("t_eager_ms"),
         "t_roofline_ms": case.get("t_roofline_ms"),
+        "t_copy_ms": case.get("t_copy_ms"),
     }
     return row
 
@@ -195,14 +197,28 @@ def _target_cells(t: dict[str, Any]) -> str:
     shape = " ".join(f"{k}={v}" for k, v in (t.get("shape") or {}).items()) or f"case {t['case']}"
     measured = _x(t["measured"])
     met = "yes" if t["met"] else "no"
-    cand, eager, floor = t.get("t_candidate_ms"), t.get("t_eager_ms"), t.get("t_roofline_ms")
+    cand, eager, floor, copy = (t.get(k) for k in ("t_candidate_ms", "t_eager_ms", "t_roofline_ms", "t_copy_ms"))
     where = "-"
     if cand and floor:
-        needed = f", {1000 * eager / t['speedup']:.1f} us needed" if eager and not t["met"] else ""
-        where = f"{1000 * cand:.1f} us against a floor of {1000 * floor:.1f} us ({100 * floor / cand:.0f}%){needed}"
+        where = f"{_us(cand)} against a floor of {_us(floor)} ({_pct(floor / cand)})"
     elif cand:
-        where = f"{1000 * cand:.1f} us (no roofline measured)"
+        where = f"{_us(cand)} (no roofline measured)"
+    if cand and copy:
+        where += f"; a device copy of its bytes takes {_us(copy)}"
+    if cand and eager and not t["met"]:
+        needed = eager / t["speedup"]
+        where += f"; {_us(needed)} needed" + (", faster than that copy" if copy and needed < copy else "")
     return f"{_x(t['speedup'])} | {shape} | {measured} | {met} | {where} | {t.get('note') or '-'}"
+
+
+def _us(ms: float) -> str:
+    """Microseconds to three significant figures (a floor can be a few nanoseconds, a kernel milliseconds)."""
+    us = 1000 * ms
+    return f"{us:.1f} us" if us >= 10 else f"{us:.3g} us"
+
+
+def _pct(fraction: float) -> str:
+    return f"{100 * fraction:.0f}%" if fraction >= 0.01 else "<1%"
 
 
 def _ratio(base: float | None, t: float | None) -> float | None:
@@ -237,7 +253,8 @@ def markdown(rows: list[BenchRow], header: str) -> str:
     if targeted:
         lines += [
             "",
-            "Targets (speedup over eager on one shape case; where missed, the case's time against its roofline floor):",
+            "Targets (speedup over eager on one shape case; where missed, the case's time against its roofline floor"
+            " and, where timed, a device copy of the case's bytes):",
             "",
             "| problem | target | case | measured | met? | the case's time | target's source |",
             "| --- | --- | --- | --- | --- | --- | --- |",

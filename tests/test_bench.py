@@ -79,6 +79,7 @@ def test_seeds_only_table_and_json(suite, tmp_path):
     # The row's account of the miss: the case beside a copy of its bytes, timed in the same loop
     assert rows["relu"]["cases"][0]["t_copy_ms"] > 0 and target["t_copy_ms"] > 0
     assert "a device copy of its bytes takes" in md and "needed, faster than that copy" in md
+    assert rows["relu"]["stages"]["load"] > 0 and rows["relu"]["stages"]["timing"] > 0
 
 
 def test_copy_floor_is_timed_only_when_asked(cpu_evaluator, relu_problem):

@@ -57,6 +57,7 @@ class BenchRow:
     search: str = ""  # after a search: how many nodes it evaluated and why it stopped
     target: dict[str, Any] | None = None  # the problem's TARGET_SPEEDUP and how the row measured against it
     review: list[str] = field(default_factory=list)  # the harness's review notes on the evaluation the row shows
+    stages: dict[str, float] = field(default_factory=dict)  # wall seconds per stage of that evaluation
 
 
 def _seed_for(folder: Path, target: str) -> Path | None:
@@ -167,6 +168,7 @@ def row_from(name: str, result: EvalResult, seed: str = "", run: str = "", kerne
         min((c["speedup_eager"] for c in cases if c["speedup_eager"]), default=None) if result.correct else None,
         kernel,
         review=list(result.review),
+        stages={k: round(v, 3) for k, v in result.stages.items()},
     )
 
 

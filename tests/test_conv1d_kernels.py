@@ -1,0 +1,48 @@
+"""The conv1d kernels of suites/ranking/conv1d_fp16 with their GPU launch blocks: the seed (seed_triton.py,
+per-sequence tiles, shifted taps by pointer) and candidate_regshift.py (the taps x[l - 1] and x[l + 1] built in
+registers from aligned runs of 8 positions).
+
+test_suite_ranking.py runs the seed through the harness, where it takes its interpreter branch (one program per
+sequence); the candidate runs through the harness here. Then each runs in a fresh process with the blocks it
+launches on a GPU against a float64 reference: several length tiles per sequence (halo across tiles, runs
+borrowed across tile edges), partial channel blocks, lengths that are not multiples of 8, both precisions.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.suite_checks import SUITE, assert_interpreted_candidate_correct, run_interpreted
+
+SEED = SUITE / "conv1d_fp16" / "seed_triton.py"
+REGSHIFT = SUITE / "conv1d_fp16" / "candidate_regshift.py"
+
+
+def test_regshift_is_correct_in_the_harness(cpu_evaluator, tmp_path):
+    assert_interpreted_candidate_correct(cpu_evaluator, tmp_path, "conv1d_fp16", REGSHIFT)
+
+
+_GPU_BLOCKS_CHECK = """
+module = load("conv1d_kernel", sys.argv[1])
+for name in ("_INTERPRETER_BLOCK_CO", "_INTERPRETER_BLOCK_CI", "_INTERPRETER_BLOCK_L"):
+    setattr(module, name, 1)  # keep the launch blocks as on a GPU
+for name, value in zip(("BLOCK_CO", "BLOCK_CI", "BLOCK_L"), map(int, sys.argv[2:])):
+    setattr(module, name, value)
+torch.manual_seed(0)
+for batch, cin, cout, length in [(3, 20, 40, 50), (2, 96, 96, 200), (2, 64, 128, 104), (1, 40, 24, 48), (1, 8, 8, 3)]:
+    for dtype, tol in [(torch.float16, 1e-2), (torch.float32, 1e-3)]:
+        model = module.ModelNew(cin, cout).to(dtype)
+        x = (torch.randn(batch, cin, length) * 3).to(dtype)
+        conv = model.conv
+        want = torch.nn.functional.conv1d(x.double(), conv.weight.double(), conv.bias.double(), padding=1)
+        got = model(x)
+        assert got.dtype == dtype and got.shape == want.shape
+        torch.testing.assert_close(got.double(), want, atol=tol, rtol=tol)
+print("ok")
+"""
+
+
+@pytest.mark.parametrize("kernel", [SEED, REGSHIFT], ids=["seed", "regshift"])
+@pytest.mark.parametrize("blocks", [[], ["64", "16", "32"], ["128", "32", "64"]], ids=["defaults", "small", "mid"])
+def test_gpu_blocks_in_the_interpreter(kernel, blocks):
+    run_interpreted(_GPU_BLOCKS_CHECK, kernel, *blocks)

@@ -59,7 +59,7 @@ def main() -> None:
     import torch
 
     device = torch.device(args.device)
-    setup = next(case_setups(args.kernel.resolve(), device, only=args.case))
+    setup = next(case_setups(args.kernel.absolute(), device, only=args.case))
     for name in grid:
         if not hasattr(setup.candidate, name):
             raise SystemExit(f"{args.kernel}: no launch constant {name}")

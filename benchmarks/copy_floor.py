@@ -71,7 +71,7 @@ def main() -> None:
     device = torch.device(args.device)
     pk = peaks(device)
     timer = Timer(device)
-    rows = [row for k in args.kernels for row in measure_kernel(k.resolve(), timer, device, pk.bandwidth_gbs)]
+    rows = [row for k in args.kernels for row in measure_kernel(k.absolute(), timer, device, pk.bandwidth_gbs)]
     args.out.write_text(json.dumps({"peaks": pk.__dict__, "rows": rows}, indent=1, default=str))
     print(f"measured copy bandwidth (1 GiB): {pk.bandwidth_gbs:.0f} GB/s")
     print("| kernel | case | MB | kernel us (% of measured BW) | copy of the same bytes us (%) | kernel / copy |")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -95,3 +96,19 @@ def test_offline_sass_compiles_a_kernel_for_hopper_without_a_gpu():
     assert any(name.startswith("LDG.E.128") for name in aligned["instructions"]), aligned["instructions"]
     odd = report("--no-div16", "x_row_stride", "y_row_stride")
     assert not any(name.startswith("LDG.E.128") for name in odd["instructions"]), odd["instructions"]
+
+
+def test_case_sweep_reads_the_problem_beside_the_path_given_not_beside_a_symlinks_target(tmp_path):
+    # suites/ranking/conv1d_fp32/seed_triton.py links to conv1d_fp16's seed: a sweep of the link must time the
+    # fp32 problem, not the fp16 one beside the link's target.
+    problem = tmp_path / "small" / "problem.py"
+    problem.parent.mkdir()
+    source = (ROOT / "examples" / "softmax" / "problem.py").read_text()
+    problem.write_text(f"{source}\n\nSHAPE_CASES = [{{'BATCH': 3, 'DIM': 40}}]\n")
+    (problem.parent / "kernel.py").symlink_to(ROOT / "examples" / "softmax" / "candidate_triton.py")
+    out = tmp_path / "sweep.json"
+    cmd = [sys.executable, str(ROOT / "benchmarks" / "case_sweep.py"), str(problem.parent / "kernel.py")]
+    cmd += ["--case", "0", "--grid", "NUM_WARPS=4", "--device", "cpu", "--out", str(out)]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env={**os.environ, "TRITON_INTERPRET": "1"})
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert json.loads(out.read_text())["case"] == {"BATCH": 3, "DIM": 40}

@@ -20,17 +20,17 @@ the CUDA context (the cached buffers die with it); a launch that raises on the h
 drops the cached set, so the next call starts from fresh zeros. While a CUDA graph is being captured the buffers
 are allocated per call (torch.zeros: the graph holds its own zeroed counter), never cached.
 
-Expected bottleneck at 256 x 128 x 256 (BLOCK_M 32, BLOCK_K 32, SPLIT_K 8): latency, not bytes or flops. 8 row
-blocks x 8 splits = 64 programs in one wave (the seed's best: 16 programs, each walking 8 dependent K steps).
-DRAM: x 64 KB + W1, W2 128 KB + y 64 KB, ~0.06 us at 4.2 TB/s; the workspace (8 x 128 KB partials written, read
-once by the last programs, 2 MB in all) and the 8-fold re-reads of x and of each W1/W2 chunk stay in L2 (~0.5 us
-of L2 bandwidth spread over 64 SMs); 34 MFLOP is nothing for the tensor cores. Per program the critical path is
-one DRAM round trip for x, W1[chunk], W2[:, chunk] (all issued before the first dot, ~1 us with L2 flushed), two
-small dots and the erf, a 16 KB store, a gpu-scope acq_rel atomic (~1 us), and for the last program 8 x 16 KB
-of loads from L2 (~1 us: one SM's share of L2 bandwidth, ~64 B/clk; BLOCK_M 16 halves it at 128 programs) and the
-norms: ~3-4 us on the device plus the launch, against the target of 8.4 us (2.5x over eager's 21.0 us) and the
-seed's 14.7 us. Compiled for sm_90a on a CPU host (Triton 3.9): 72 registers at these constants, 152 at D = 256,
-no spills; the dots are mma.sync (BLOCK_M < 64). Not yet measured on a GPU.
+Expected bottleneck at 256 x 128 x 256: latency, not bytes or flops. With the defaults (BLOCK_M 16, BLOCK_K 64,
+SPLIT_K cut to the 4 blocks of K) 16 row blocks x 4 splits = 64 programs in one wave. DRAM: x 64 KB + W1, W2
+128 KB + y 64 KB, ~0.06 us at 4.2 TB/s; the workspace and the re-reads of x and of each W1/W2 chunk stay in L2;
+34 MFLOP is nothing for the tensor cores. Per program the critical path is one DRAM round trip for x, W1[chunk],
+W2[:, chunk] (all issued before the first dot, L2 flushed), two small dots and the erf, an 8 KB store, a
+gpu-scope acq_rel atomic, and for the last program the partials' loads from L2 (one round trip: the loop over
+splits is unrolled) and the norms. Measured on the H200 (docs/benchmarks/ranking.md, run 14, case_sweep.py): 8.1
+us with these defaults against eager's 19.4 (2.40x; 2.5x needs 7.75); 8.96 us with 4 warps, 9.4-9.7 us before
+the reduction's loop was unrolled; a device copy of x and y alone (one minimal kernel) takes 4.1-4.9 us under the
+same timer. ncu (4 warps): 12.2 K cycles elapsed for ~7 K active per SM, an instruction issued every 9.3 cycles
+per warp, mostly waiting on memory.
 
 Above SPLIT_MAX_ROWS rows, or D > 256, forward runs the seed's kernel (_pffn_rows_kernel, unchanged: one program
 per ROWS_BLOCK_M rows walking all of K) with its own launch constants.
@@ -45,10 +45,10 @@ EPS = 1e-6
 
 # Launch parameters; a tuner re-binds these module constants (values from TUNABLES).
 SPLIT_MAX_ROWS = 1024  # the split-K path up to this many rows, the seed's path above
-BLOCK_M = 16  # split-K path: rows per program (16, 64, 8: the fastest of 36 at 256 rows, run 13b)
+BLOCK_M = 16  # split-K path: rows per program (16, 64, 8, 8 warps: the fastest at 256 rows, run 14)
 BLOCK_K = 64  # split-K path: hidden columns per step
 SPLIT_K = 8  # split-K path: programs per row block (at most the number of BLOCK_K blocks of K)
-NUM_WARPS = 4
+NUM_WARPS = 8
 NUM_STAGES = 1
 ROWS_BLOCK_M = 64  # seed path: rows per program (fewer for wide D, see _rows)
 ROWS_BLOCK_K = 32  # seed path: hidden columns per step
@@ -141,7 +141,9 @@ def _pffn_splitk_kernel(
     if count == SPLIT_K - 1:
         total = tl.zeros([BLOCK_M, BLOCK_D], dtype=tl.float32)
         total_sq = tl.zeros([BLOCK_M], dtype=tl.float32)
-        for j in range(SPLIT_K):  # split order, whichever program is last: deterministic
+        # Unrolled: every partial's load is issued at once (one L2 round trip, not SPLIT_K in a row). Split
+        # order, whichever program is last: deterministic.
+        for j in tl.static_range(SPLIT_K):
             # .cg: from L2, never a stale L1 line (the workspace is reused across calls)
             total += tl.load(
                 part_ptr + ((blk + j) * BLOCK_M + mrows)[:, None] * BLOCK_D + dcols[None, :], cache_modifier=".cg"
@@ -156,7 +158,9 @@ def _pffn_splitk_kernel(
             y.to(out_ptr.dtype.element_ty),
             mask=row_ok[:, None] & dcol_ok[None, :],
         )
-        tl.atomic_xchg(count_ptr + pid_m, 0, sem="relaxed")  # ready for the next launch (kernel boundary orders it)
+        # Ready for the next launch: a plain store (the kernel boundary orders it; nothing else touches this
+        # counter in this launch), not an atomic whose reply the program would wait for before it exits.
+        tl.store(count_ptr + pid_m, 0)
 
 
 @triton.jit

@@ -297,3 +297,56 @@ def test_a_malformed_target_is_a_problem_error_before_any_evaluation(suite, tmp_
         import sqlite3
 
         assert sqlite3.connect(db).execute("select count(*) from runs").fetchone()[0] == 0
+
+
+def _case(n: int, floor: float, compiled: float, cand: float, copy: float | None = None) -> dict:
+    return {
+        "shape": {"N": n},
+        "t_roofline_ms": floor,
+        "t_compile_ms": compiled,
+        "t_candidate_ms": cand,
+        "t_copy_ms": copy,
+    }
+
+
+def test_the_roofline_rule_is_checked_where_compile_is_far_from_the_floor_and_misses_say_why():
+    from kernelevolve.suites.bench import roofline_rule
+
+    cases = [
+        _case(1, 1.0, 3.9, 9.0),  # compile under 4x the floor: the rule does not apply
+        _case(2, 1.0, 4.0, 1.5, 1.2),  # within 1.5x: met
+        _case(3, 1.0, 8.0, 3.0, 2.0),  # the copy alone is 2x the floor
+        _case(4, 1.0, 8.0, 3.0, 1.2),  # the copy is near the floor, the kernel 2.5x the copy
+        _case(5, 1.0, 8.0, 3.0),  # no copy timed
+    ]
+    rows = [BenchRow("p", "ok", True, 2.0, cases=cases), BenchRow("broken", "incorrect", False, cases=cases)]
+    checked = roofline_rule(rows)
+    assert [c["shape"]["N"] for c in checked] == [2, 3, 4, 5] and {c["problem"] for c in checked} == {"p"}
+    assert [c["met"] for c in checked] == [True, False, False, False]
+    assert checked[1]["why"] == "a device copy of its bytes alone is 2.0x the floor"
+    assert checked[2]["why"].startswith("2.5x a device copy of its bytes: the kernel, not DRAM")
+    assert checked[3]["why"] == "no device copy timed for this case"
+    md = markdown(rows, "# t")
+    assert "Roofline rule" in md and "1 of 4 cases" in md and "| p | N=2 | 4.0x | 1.5x | 1.2x | yes | - |" in md
+    assert "Roofline rule" not in markdown([BenchRow("p", "ok", True, 2.0, cases=cases[:1])], "# t")
+
+
+def test_suite_table_merges_runs_later_rows_replacing_earlier_ones(tmp_path):
+    from dataclasses import asdict
+
+    from tests.conftest import ROOT
+
+    first, second = tmp_path / "a.json", tmp_path / "b.json"
+    first.write_text(
+        json.dumps({"rows": [asdict(BenchRow("x", "ok", True, 2.0, 1.0)), asdict(BenchRow("y", "ok", True, 8.0, 4.0))]})
+    )
+    second.write_text(json.dumps({"rows": [asdict(BenchRow("x", "ok", True, 4.5, 2.0))]}))
+    p = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "suite_table.py"), str(first), str(second)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert p.returncode == 0, p.stderr
+    assert "| x | ok | 4.50x |" in p.stdout and "| y | ok | 8.00x |" in p.stdout
+    assert "geometric mean over eager: 6.00x (2 problems)" in p.stdout

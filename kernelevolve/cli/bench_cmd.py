@@ -31,6 +31,7 @@ from kernelevolve.suites.bench import (
     discover,
     kernelbench,
     markdown,
+    roofline_rule,
     row_from,
 )
 
@@ -155,7 +156,16 @@ def _write(
         f"{started}; `kernelevolve bench {suite}{' --no-search' if no_search else ''} --target {tgt}`"
     )
     (out / "results.json").write_text(
-        json.dumps({"suite": suite, "target": tgt, "date": started, "rows": [asdict(r) for r in rows]}, indent=1)
+        json.dumps(
+            {
+                "suite": suite,
+                "target": tgt,
+                "date": started,
+                "rows": [asdict(r) for r in rows],
+                "roofline_rule": roofline_rule(rows),
+            },
+            indent=1,
+        )
     )
     text = markdown(rows, header)
     (out / "results.md").write_text(text)

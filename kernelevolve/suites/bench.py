@@ -213,6 +213,73 @@ def _target_cells(t: dict[str, Any]) -> str:
     return f"{_x(t['speedup'])} | {shape} | {measured} | {met} | {where} | {t.get('note') or '-'}"
 
 
+# The issue's rule: where torch.compile sits this far above a case's roofline floor, the kernel should come within
+# ROOFLINE_RULE_WITHIN of that floor.
+ROOFLINE_RULE_COMPILE_ABOVE = 4.0
+ROOFLINE_RULE_WITHIN = 1.5
+
+
+def roofline_rule(rows: list[BenchRow]) -> list[dict[str, Any]]:
+    """Every correct case where torch.compile is ROOFLINE_RULE_COMPILE_ABOVE x or more above its floor: the kernel's
+    distance from the floor, whether it is within ROOFLINE_RULE_WITHIN x, and, where it is not, what the measurements
+    say bounds it. A device copy of the case's bytes (timed where `--copy-floor` or bench's final evaluation ran)
+    is what "bound by DRAM" means at that size: where the copy alone is beyond the rule, no kernel that moves those
+    bytes can meet it."""
+    out = []
+    for r in rows:
+        if not r.correct:
+            continue
+        for c in r.cases:
+            floor, compiled, cand, copy = (
+                c.get(k) for k in ("t_roofline_ms", "t_compile_ms", "t_candidate_ms", "t_copy_ms")
+            )
+            if not (floor and compiled and cand) or compiled / floor < ROOFLINE_RULE_COMPILE_ABOVE:
+                continue
+            met = cand / floor <= ROOFLINE_RULE_WITHIN
+            if met:
+                why = "-"
+            elif not copy:
+                why = "no device copy timed for this case"
+            elif copy / floor > ROOFLINE_RULE_WITHIN:
+                why = f"a device copy of its bytes alone is {copy / floor:.1f}x the floor"
+            else:
+                why = f"{cand / copy:.1f}x a device copy of its bytes: the kernel, not DRAM, is the limit"
+            out.append(
+                {
+                    "problem": r.name,
+                    "shape": c.get("shape"),
+                    "compile_over_floor": compiled / floor,
+                    "kernel_over_floor": cand / floor,
+                    "copy_over_floor": copy / floor if copy else None,
+                    "met": met,
+                    "why": why,
+                }
+            )
+    return out
+
+
+def _roofline_rule_lines(rows: list[BenchRow]) -> list[str]:
+    checked = roofline_rule(rows)
+    if not checked:
+        return []
+    lines = [
+        "",
+        f"Roofline rule (where torch.compile is {ROOFLINE_RULE_COMPILE_ABOVE:g}x or more above a case's floor, the"
+        f" kernel within {ROOFLINE_RULE_WITHIN:g}x of it): {sum(c['met'] for c in checked)} of {len(checked)} cases",
+        "",
+        "| problem | case | torch.compile / floor | kernel / floor | device copy / floor | within? | where not, why |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for c in checked:
+        shape = " ".join(f"{k}={v}" for k, v in (c["shape"] or {}).items()) or "-"
+        copy = f"{c['copy_over_floor']:.1f}x" if c["copy_over_floor"] else "-"
+        lines.append(
+            f"| {c['problem']} | {shape} | {c['compile_over_floor']:.1f}x | {c['kernel_over_floor']:.1f}x | {copy} "
+            f"| {'yes' if c['met'] else 'no'} | {c['why']} |"
+        )
+    return lines
+
+
 def _us(ms: float) -> str:
     """Microseconds to three significant figures (a floor can be a few nanoseconds, a kernel milliseconds)."""
     us = 1000 * ms
@@ -262,6 +329,7 @@ def markdown(rows: list[BenchRow], header: str) -> str:
             "| --- | --- | --- | --- | --- | --- | --- |",
         ]
         lines += [f"| {r.name} | {_target_cells(r.target)} |" for r in targeted if r.target]
+    lines += _roofline_rule_lines(rows)
     reviewed = [(r.name, note) for r in rows for note in r.review]
     if reviewed:
         lines += ["", "Listed for review by the harness (before trusting these rows' figures):", ""]

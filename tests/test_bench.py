@@ -340,9 +340,14 @@ def test_suite_table_merges_runs_later_rows_replacing_earlier_ones(tmp_path):
     first.write_text(
         json.dumps({"rows": [asdict(BenchRow("x", "ok", True, 2.0, 1.0)), asdict(BenchRow("y", "ok", True, 8.0, 4.0))]})
     )
-    second.write_text(json.dumps({"rows": [asdict(BenchRow("x", "ok", True, 4.5, 2.0))]}))
+    case = {"shape": {"N": 2}, "t_roofline_ms": 1.0, "t_compile_ms": 8.0, "t_candidate_ms": 3.0}
+    second.write_text(json.dumps({"rows": [asdict(BenchRow("x", "ok", True, 4.5, 2.0, cases=[case]))]}))
+    copies = tmp_path / "copies.json"
+    copy_row = {"file": "suites/ranking/x/seed_triton.py", "shape": {"N": 2}, "copy": {"ms": 2.0}}
+    copies.write_text(json.dumps({"rows": [copy_row, {**copy_row, "shape": {"N": 3}}]}))
+    script = str(ROOT / "benchmarks" / "suite_table.py")
     p = subprocess.run(
-        [sys.executable, str(ROOT / "benchmarks" / "suite_table.py"), str(first), str(second)],
+        [sys.executable, script, str(first), str(second), "--copies", str(copies)],
         capture_output=True,
         text=True,
         timeout=120,
@@ -350,3 +355,5 @@ def test_suite_table_merges_runs_later_rows_replacing_earlier_ones(tmp_path):
     assert p.returncode == 0, p.stderr
     assert "| x | ok | 4.50x |" in p.stdout and "| y | ok | 8.00x |" in p.stdout
     assert "geometric mean over eager: 6.00x (2 problems)" in p.stdout
+    assert "Device copies for 1 cases from" in p.stdout  # the case of problem x with N = 2, from the copy_floor.py row
+    assert "| x | N=2 | 8.0x | 3.0x | 2.0x | no | a device copy of its bytes alone is 2.0x the floor |" in p.stdout

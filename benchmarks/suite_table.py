@@ -24,8 +24,12 @@ from kernelevolve.suites.bench import BenchRow, _geomean, markdown  # noqa: E402
 def merged_rows(paths: list[Path]) -> list[BenchRow]:
     rows: dict[str, BenchRow] = {}
     for path in paths:
-        for row in json.loads(path.read_text())["rows"]:
-            rows[row["name"]] = BenchRow(**row)
+        try:
+            found = json.loads(path.read_text())["rows"]
+            for row in found:
+                rows[row["name"]] = BenchRow(**row)
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            raise SystemExit(f"{path}: not a `kernelevolve bench` results.json ({type(e).__name__}: {e})") from None
     return list(rows.values())
 
 

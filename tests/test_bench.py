@@ -357,3 +357,14 @@ def test_suite_table_merges_runs_later_rows_replacing_earlier_ones(tmp_path):
     assert "geometric mean over eager: 6.00x (2 problems)" in p.stdout
     assert "Device copies for 1 cases from" in p.stdout  # the case of problem x with N = 2, from the copy_floor.py row
     assert "| x | N=2 | 8.0x | 3.0x | 2.0x | no | a device copy of its bytes alone is 2.0x the floor |" in p.stdout
+
+
+def test_suite_table_names_a_file_that_is_not_bench_results(tmp_path):
+    from tests.conftest import ROOT
+
+    other = tmp_path / "run9.json"
+    other.write_text(json.dumps({"problems": []}))
+    script = str(ROOT / "benchmarks" / "suite_table.py")
+    p = subprocess.run([sys.executable, script, str(other)], capture_output=True, text=True, timeout=120)
+    assert p.returncode != 0 and f"{other}: not a `kernelevolve bench` results.json" in p.stderr
+    assert "Traceback" not in p.stderr

@@ -1,6 +1,6 @@
 """One table from several `kernelevolve bench` runs: the suite as it stands when its problems were searched in
 different runs (a later file's row for a problem replaces an earlier one's). Prints bench's Markdown (the rows,
-the targets, the roofline rule, fast_p) and the geometric means over all rows, from the JSON alone: nothing is
+the targets, the roofline and HBM rules, fast_p) and the geometric means over all rows, from the JSON alone: nothing is
 re-measured. A bench run before the harness timed copies has no device copy per case: `--copies` takes them
 from `copy_floor.py` runs (its rows name the kernel's folder, the problem, and the case's shape; a copy's time
 depends on the case's bytes only, not on the kernel timed beside it) for the cases that lack one.
@@ -18,6 +18,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from kernelevolve.eval.speed import measured_bytes_ms, roofline_parts_ms  # noqa: E402
+from kernelevolve.platforms.peaks import Peaks  # noqa: E402
 from kernelevolve.suites.bench import BenchRow, _geomean, markdown  # noqa: E402
 
 
@@ -34,18 +36,31 @@ def merged_rows(paths: list[Path]) -> list[BenchRow]:
 
 
 def fill_copies(rows: list[BenchRow], paths: list[Path]) -> int:
-    """Cases without a t_copy_ms take copy_floor.py's for the same problem and shape; returns how many did."""
+    """Cases without a t_copy_ms take copy_floor.py's for the same problem and shape; where their run did not
+    record them (bench runs before the HBM rule), cases also take the bytes' time at the measured bandwidth and
+    whether the bytes set the floor, from the minimum bytes and the peaks that copy_floor.py recorded. Returns how
+    many cases took a copy."""
     copies = {}
     for path in paths:
-        for c in json.loads(path.read_text())["rows"]:
-            copies[(Path(c["file"]).parent.name, json.dumps(c["shape"], sort_keys=True))] = c["copy"]["ms"]
+        found = json.loads(path.read_text())
+        peaks = Peaks(**{**found["peaks"], "datasheet": tuple(found["peaks"]["datasheet"] or ()) or None})
+        for c in found["rows"]:
+            copies[(Path(c["file"]).parent.name, json.dumps(c["shape"], sort_keys=True))] = (c, peaks)
     filled = 0
     for row in rows:
         for case in row.cases:
-            ms = copies.get((row.name, json.dumps(case.get("shape"), sort_keys=True)))
-            if not case.get("t_copy_ms") and ms:
-                case["t_copy_ms"] = ms
+            hit = copies.get((row.name, json.dumps(case.get("shape"), sort_keys=True)))
+            if hit is None:
+                continue
+            c, peaks = hit
+            if not case.get("t_copy_ms"):
+                case["t_copy_ms"] = c["copy"]["ms"]
                 filled += 1
+            floor = case.get("t_roofline_ms")
+            if case.get("t_bytes_ms") is None:
+                case["t_bytes_ms"] = measured_bytes_ms(c["min_bytes"], peaks)
+            if case.get("memory_bound") is None and floor:
+                case["memory_bound"] = roofline_parts_ms(c["min_bytes"], None, peaks)[0] >= 0.999 * floor
     return filled
 
 

@@ -343,8 +343,10 @@ def test_suite_table_merges_runs_later_rows_replacing_earlier_ones(tmp_path):
     case = {"shape": {"N": 2}, "t_roofline_ms": 1.0, "t_compile_ms": 8.0, "t_candidate_ms": 3.0}
     second.write_text(json.dumps({"rows": [asdict(BenchRow("x", "ok", True, 4.5, 2.0, cases=[case]))]}))
     copies = tmp_path / "copies.json"
-    copy_row = {"file": "suites/ranking/x/seed_triton.py", "shape": {"N": 2}, "copy": {"ms": 2.0}}
-    copies.write_text(json.dumps({"rows": [copy_row, {**copy_row, "shape": {"N": 3}}]}))
+    copy_row = {"file": "suites/ranking/x/seed_triton.py", "shape": {"N": 2}, "copy": {"ms": 2.0}, "min_bytes": 10**9}
+    peaks = {"device": "gpu", "bandwidth_gbs": 1000.0, "fp32_tflops": 1.0, "half_tflops": None}
+    peaks |= {"datasheet": [500.0, 1.0, 1.0], "torch_version": ""}  # 1 GB: 1 ms at the measured 1 TB/s
+    copies.write_text(json.dumps({"peaks": peaks, "rows": [copy_row, {**copy_row, "shape": {"N": 3}}]}))
     script = str(ROOT / "benchmarks" / "suite_table.py")
     p = subprocess.run(
         [sys.executable, script, str(first), str(second), "--copies", str(copies)],
@@ -357,6 +359,8 @@ def test_suite_table_merges_runs_later_rows_replacing_earlier_ones(tmp_path):
     assert "geometric mean over eager: 6.00x (2 problems)" in p.stdout
     assert "Device copies for 1 cases from" in p.stdout  # the case of problem x with N = 2, from the copy_floor.py row
     assert "| x | N=2 | 8.0x | 3.0x | 2.0x | no | a device copy of its bytes alone is 2.0x the floor |" in p.stdout
+    # The bytes set the 1 ms floor (the larger bandwidth, measured here, sets it): the kernel 33%, the copy 50%.
+    assert "| x | N=2 | 33% | 50% | no | a device copy of its bytes reaches 50% |" in p.stdout
 
 
 def test_suite_table_names_a_file_that_is_not_bench_results(tmp_path):
@@ -368,3 +372,34 @@ def test_suite_table_names_a_file_that_is_not_bench_results(tmp_path):
     p = subprocess.run([sys.executable, script, str(other)], capture_output=True, text=True, timeout=120)
     assert p.returncode != 0 and f"{other}: not a `kernelevolve bench` results.json" in p.stderr
     assert "Traceback" not in p.stderr
+
+
+def test_the_hbm_rule_takes_memory_bound_cases_against_the_measured_bandwidth_and_a_copy():
+    from kernelevolve.suites.bench import hbm_rule
+
+    def case(n, cand, copy=None, memory_bound=True):
+        return {
+            "shape": {"N": n},
+            "memory_bound": memory_bound,
+            "t_bytes_ms": 1.0,
+            "t_candidate_ms": cand,
+            "t_copy_ms": copy,
+        }
+
+    cases = [
+        case(1, 1.2, 1.1),  # 83%: reached
+        case(2, 2.0, 1.6),  # 50%, and a copy of the bytes only 62%
+        case(3, 2.0, 1.1),  # 50% where a copy reaches 91%: the kernel is the limit
+        case(4, 2.0),  # no copy timed
+        case(5, 2.0, 1.1, memory_bound=False),  # the FLOPs set the floor: not under the rule
+    ]
+    checked = hbm_rule([BenchRow("p", "ok", True, 2.0, cases=cases), BenchRow("bad", "incorrect", False, cases=cases)])
+    assert [c["shape"]["N"] for c in checked] == [1, 2, 3, 4]
+    assert [c["met"] for c in checked] == [True, False, False, False]
+    assert [c["why"] for c in checked[1:]] == [
+        "a device copy of its bytes reaches 62%",
+        "a device copy of its bytes reaches 91%: the kernel is the limit",
+        "no device copy timed for this case",
+    ]
+    md = markdown([BenchRow("p", "ok", True, 2.0, cases=cases)], "# t")
+    assert "HBM rule" in md and "1 of 4 cases" in md and "| p | N=1 | 83% | 91% | yes | - |" in md

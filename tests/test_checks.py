@@ -125,6 +125,18 @@ def test_roofline_host_clock_and_review_bounds():
     bound = speed.roofline_ms(10**9, None, peaks)  # 1 GB at 1 TB/s
     assert bound == pytest.approx(1.0)
     assert speed.roofline_ms(0, 1e12, peaks) == pytest.approx(2.0)  # 1 TFLOP at 500 TFLOP/s
+    assert speed.roofline_parts_ms(10**9, 1e12, peaks) == pytest.approx((1.0, 2.0))  # the FLOPs set this floor
+    # The HBM share is taken against the measured bandwidth even where a datasheet's is higher (the floor's).
+    sheet = Peaks(
+        "gpu",
+        bandwidth_gbs=1000.0,
+        fp32_tflops=50.0,
+        half_tflops=None,
+        datasheet=(2000.0, 60.0, 600.0),
+        torch_version="",
+    )
+    assert speed.roofline_ms(10**9, None, sheet) == pytest.approx(0.5)
+    assert speed.measured_bytes_ms(10**9, sheet) == pytest.approx(1.0)
     assert speed.too_fast(_case(t_candidate_ms=0.3), bound).startswith("faster than the hardware allows")
     assert speed.too_fast(_case(t_candidate_ms=0.8), bound) == ""
     # Seen on the H200: five Triton launches issued in 0.2-0.3 ms around 0.05 ms of device work; the device is
@@ -252,3 +264,28 @@ def test_run_queue_wait_counts_time_spent_waiting_for_a_cpu(monkeypatch):
     assert quiet.note() == ""
     monkeypatch.setattr(hostload, "PROC_TASKS", "/nonexistent")
     assert hostload.RunQueueWait().note() == ""  # where Linux does not report it, no note rather than a guess
+
+
+def test_speed_checks_on_a_gpu_target_record_the_floor_its_kind_and_the_bytes_at_measured_bandwidth():
+    """The cuda branch of the harness's speed checks, driven on the CPU with a stand-in guard: 1 GB and 1 TFLOP
+    on a device measured at 1 TB/s (datasheet 2 TB/s) and 500 TFLOP/s."""
+    from types import SimpleNamespace
+
+    from kernelevolve.eval.harness import speed_checks
+    from kernelevolve.eval.result import EvalResult, Status
+
+    peaks = Peaks(
+        "gpu",
+        bandwidth_gbs=1000.0,
+        fp32_tflops=50.0,
+        half_tflops=500.0,
+        datasheet=(2000.0, 60.0, 600.0),
+        torch_version="",
+    )
+    guard = SimpleNamespace(device=torch.device("cuda"), ran=lambda *names: None)
+    for flops, memory_bound, floor in ((None, True, 0.5), (1e12, False, 1e12 / 600e12 * 1e3)):
+        cr = _case(t_candidate_ms=2.0)
+        pc = SimpleNamespace(min_bytes=10**9, flops=flops)
+        assert speed_checks(pc, cr, peaks, guard, EvalResult(status=Status.OK, correct=True)) == ""
+        assert cr.t_roofline_ms == pytest.approx(floor) and cr.memory_bound is memory_bound
+        assert cr.t_bytes_ms == pytest.approx(1.0)  # at the measured 1 TB/s, not the datasheet's 2

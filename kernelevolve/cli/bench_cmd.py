@@ -29,6 +29,7 @@ from kernelevolve.suites.bench import (
     SuiteError,
     apply_target,
     discover,
+    hbm_rule,
     kernelbench,
     markdown,
     roofline_rule,
@@ -163,6 +164,7 @@ def _write(
                 "date": started,
                 "rows": [asdict(r) for r in rows],
                 "roofline_rule": roofline_rule(rows),
+                "hbm_rule": hbm_rule(rows),
             },
             indent=1,
         )

@@ -258,8 +258,11 @@ def speed_checks(pc: PreparedCase, cr: CaseResult, peaks: Any, g: Guard, result:
         return ""
     g.ran("roofline", "host_clock", "l2_persistence")
     if peaks is not None:
-        bound = speed.roofline_ms(pc.min_bytes, pc.flops, peaks)
+        t_mem, t_compute = speed.roofline_parts_ms(pc.min_bytes, pc.flops, peaks)
+        bound = max(t_mem, t_compute)
         cr.t_roofline_ms = bound or None
+        cr.memory_bound = t_mem >= t_compute if bound else None
+        cr.t_bytes_ms = speed.measured_bytes_ms(pc.min_bytes, peaks)
         why = speed.too_fast(cr, bound)
         if why:
             return f"roofline check: {why}"

@@ -59,6 +59,10 @@ class CaseResult(BaseModel):
     # the least time the hardware needs for them and any declared FLOPs.
     min_bytes: int | None = None
     t_roofline_ms: float | None = None
+    # Whether the bytes (not the FLOPs) set that floor, and min_bytes at the device's measured bandwidth: a
+    # kernel's share of the measured HBM bandwidth is t_bytes_ms / t_candidate_ms.
+    memory_bound: bool | None = None
+    t_bytes_ms: float | None = None
     # With copy_floor: `dst.copy_(src)` of min_bytes (half read, half written), timed in the same interleaved loop:
     # what "bound by memory" costs at this size on this device, launch and ramp-up included.
     t_copy_ms: float | None = None

@@ -29,8 +29,8 @@ def tensor_bytes(*values: Any) -> int:
     return sum(t.numel() * t.element_size() for t in leaves if isinstance(t, torch.Tensor))
 
 
-def roofline_ms(min_bytes: int, flops: float | None, peaks: Peaks) -> float:
-    """The least time the hardware needs: every input and output byte moved once at peak bandwidth, and the
+def roofline_parts_ms(min_bytes: int, flops: float | None, peaks: Peaks) -> tuple[float, float]:
+    """(bytes, FLOPs) halves of the roofline: every input and output byte moved once at peak bandwidth, and the
     declared FLOPs at the fastest matrix rate (bf16 tensor cores bound every precision from below). Measured
     and datasheet peaks are both considered; the larger wins, so an honest kernel is never held to a slow
     measurement."""
@@ -39,7 +39,18 @@ def roofline_ms(min_bytes: int, flops: float | None, peaks: Peaks) -> float:
     t_mem = min_bytes / bandwidth if bandwidth > 0 else 0.0
     rate = max(peaks.fp32_tflops, peaks.half_tflops or 0.0, sheet[1], sheet[2]) * 1e12
     t_compute = flops / rate if flops and rate > 0 else 0.0
-    return max(t_mem, t_compute) * 1e3
+    return t_mem * 1e3, t_compute * 1e3
+
+
+def roofline_ms(min_bytes: int, flops: float | None, peaks: Peaks) -> float:
+    """The least time the hardware needs: the larger half of roofline_parts_ms."""
+    return max(roofline_parts_ms(min_bytes, flops, peaks))
+
+
+def measured_bytes_ms(min_bytes: int, peaks: Peaks) -> float | None:
+    """min_bytes at the device's measured bandwidth (a copy of 1 GiB): what "a share of the measured HBM
+    bandwidth" is taken against."""
+    return min_bytes / (peaks.bandwidth_gbs * 1e9) * 1e3 if peaks.bandwidth_gbs > 0 else None
 
 
 def too_fast(cr: CaseResult, bound_ms: float) -> str:

@@ -146,6 +146,8 @@ def row_from(name: str, result: EvalResult, seed: str = "", run: str = "", kerne
                 "t_compile_ms": c.t_compile_ms,
                 "t_roofline_ms": c.t_roofline_ms,
                 "t_copy_ms": c.t_copy_ms,
+                "memory_bound": c.memory_bound,
+                "t_bytes_ms": c.t_bytes_ms,
                 "t_candidate_graph_ms": c.t_candidate_graph_ms,
                 "t_eager_graph_ms": c.t_eager_graph_ms,
             }
@@ -219,6 +221,15 @@ ROOFLINE_RULE_COMPILE_ABOVE = 4.0
 ROOFLINE_RULE_WITHIN = 1.5
 
 
+def _why_missed(met: bool, copy: float | None) -> str:
+    """A rule's reason where it needs no copy: "-" where met, or that no copy was timed; "" where the caller says
+    whether a device copy of the same bytes misses the rule too (then no kernel moving those bytes meets it at
+    that size) or the kernel is the limit."""
+    if met:
+        return "-"
+    return "" if copy else "no device copy timed for this case"
+
+
 def roofline_rule(rows: list[BenchRow]) -> list[dict[str, Any]]:
     """Every correct case where torch.compile is ROOFLINE_RULE_COMPILE_ABOVE x or more above its floor: the kernel's
     distance from the floor, whether it is within ROOFLINE_RULE_WITHIN x, and, where it is not, what the measurements
@@ -236,14 +247,11 @@ def roofline_rule(rows: list[BenchRow]) -> list[dict[str, Any]]:
             if not (floor and compiled and cand) or compiled / floor < ROOFLINE_RULE_COMPILE_ABOVE:
                 continue
             met = cand / floor <= ROOFLINE_RULE_WITHIN
-            if met:
-                why = "-"
-            elif not copy:
-                why = "no device copy timed for this case"
-            elif copy / floor > ROOFLINE_RULE_WITHIN:
-                why = f"a device copy of its bytes alone is {copy / floor:.1f}x the floor"
-            else:
-                why = f"{cand / copy:.1f}x a device copy of its bytes: the kernel, not DRAM, is the limit"
+            why = _why_missed(met, copy) or (
+                f"a device copy of its bytes alone is {copy / floor:.1f}x the floor"
+                if copy / floor > ROOFLINE_RULE_WITHIN
+                else f"{cand / copy:.1f}x a device copy of its bytes: the kernel, not DRAM, is the limit"
+            )
             out.append(
                 {
                     "problem": r.name,
@@ -258,26 +266,81 @@ def roofline_rule(rows: list[BenchRow]) -> list[dict[str, Any]]:
     return out
 
 
-def _roofline_rule_lines(rows: list[BenchRow]) -> list[str]:
-    checked = roofline_rule(rows)
+# The issue's rule for memory-bound kernels: this share of the measured HBM bandwidth (a copy of 1 GiB) or more.
+HBM_RULE_SHARE = 0.8
+
+
+def hbm_rule(rows: list[BenchRow]) -> list[dict[str, Any]]:
+    """Every correct case whose roofline floor is set by its bytes: the kernel's share of the measured bandwidth
+    (its minimum bytes over its time), whether it reaches HBM_RULE_SHARE, and, where it does not, whether a device
+    copy of the same bytes reaches it (if not, no kernel moving those bytes does at that size)."""
+    out = []
+    for r in rows:
+        if not r.correct:
+            continue
+        for c in r.cases:
+            t_bytes, cand, copy = (c.get(k) for k in ("t_bytes_ms", "t_candidate_ms", "t_copy_ms"))
+            if not (c.get("memory_bound") and t_bytes and cand):
+                continue
+            share, copy_share = t_bytes / cand, (t_bytes / copy if copy else None)
+            met = share >= HBM_RULE_SHARE
+            why = _why_missed(met, copy) or (
+                f"a device copy of its bytes reaches {100 * copy_share:.0f}%"
+                + ("" if copy_share < HBM_RULE_SHARE else ": the kernel is the limit")
+            )
+            out.append(
+                {
+                    "problem": r.name,
+                    "shape": c.get("shape"),
+                    "share": share,
+                    "copy_share": copy_share,
+                    "met": met,
+                    "why": why,
+                }
+            )
+    return out
+
+
+def _rule_table(title: str, columns: list[str], checked: list[dict[str, Any]], cells) -> list[str]:
+    """A rule's Markdown table: the title with how many cases meet it, then a line per case checked (problem,
+    case, `cells(case)`, met, why)."""
     if not checked:
         return []
     lines = [
         "",
-        f"Roofline rule (where torch.compile is {ROOFLINE_RULE_COMPILE_ABOVE:g}x or more above a case's floor, the"
-        f" kernel within {ROOFLINE_RULE_WITHIN:g}x of it): {sum(c['met'] for c in checked)} of {len(checked)} cases",
+        f"{title}: {sum(c['met'] for c in checked)} of {len(checked)} cases",
         "",
-        "| problem | case | torch.compile / floor | kernel / floor | device copy / floor | within? | where not, why |",
-        "| --- | --- | --- | --- | --- | --- | --- |",
+        "| " + " | ".join(["problem", "case", *columns, "where not, why"]) + " |",
+        "|" + " --- |" * (len(columns) + 3),
     ]
     for c in checked:
         shape = " ".join(f"{k}={v}" for k, v in (c["shape"] or {}).items()) or "-"
-        copy = f"{c['copy_over_floor']:.1f}x" if c["copy_over_floor"] else "-"
-        lines.append(
-            f"| {c['problem']} | {shape} | {c['compile_over_floor']:.1f}x | {c['kernel_over_floor']:.1f}x | {copy} "
-            f"| {'yes' if c['met'] else 'no'} | {c['why']} |"
-        )
+        row = [c["problem"], shape, *cells(c), "yes" if c["met"] else "no", c["why"]]
+        lines.append("| " + " | ".join(row) + " |")
     return lines
+
+
+def _hbm_rule_lines(rows: list[BenchRow]) -> list[str]:
+    return _rule_table(
+        f"HBM rule (memory-bound cases at {100 * HBM_RULE_SHARE:.0f}% of the measured bandwidth or more)",
+        ["kernel, share of measured bandwidth", "device copy, share", "reached?"],
+        hbm_rule(rows),
+        lambda c: [f"{100 * c['share']:.0f}%", f"{100 * c['copy_share']:.0f}%" if c["copy_share"] else "-"],
+    )
+
+
+def _roofline_rule_lines(rows: list[BenchRow]) -> list[str]:
+    return _rule_table(
+        f"Roofline rule (where torch.compile is {ROOFLINE_RULE_COMPILE_ABOVE:g}x or more above a case's floor, the"
+        f" kernel within {ROOFLINE_RULE_WITHIN:g}x of it)",
+        ["torch.compile / floor", "kernel / floor", "device copy / floor", "within?"],
+        roofline_rule(rows),
+        lambda c: [
+            f"{c['compile_over_floor']:.1f}x",
+            f"{c['kernel_over_floor']:.1f}x",
+            f"{c['copy_over_floor']:.1f}x" if c["copy_over_floor"] else "-",
+        ],
+    )
 
 
 def _us(ms: float) -> str:
@@ -330,6 +393,7 @@ def markdown(rows: list[BenchRow], header: str) -> str:
         ]
         lines += [f"| {r.name} | {_target_cells(r.target)} |" for r in targeted if r.target]
     lines += _roofline_rule_lines(rows)
+    lines += _hbm_rule_lines(rows)
     reviewed = [(r.name, note) for r in rows for note in r.review]
     if reviewed:
         lines += ["", "Listed for review by the harness (before trusting these rows' figures):", ""]

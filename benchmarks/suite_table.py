@@ -18,21 +18,34 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from kernelevolve.eval.result import geomean  # noqa: E402
 from kernelevolve.eval.speed import measured_bytes_ms, roofline_parts_ms  # noqa: E402
 from kernelevolve.platforms.peaks import Peaks  # noqa: E402
-from kernelevolve.suites.bench import BenchRow, _geomean, markdown  # noqa: E402
+from kernelevolve.suites.bench import BenchRow, markdown  # noqa: E402
+
+
+def _read(path: Path, what: str, parse):
+    """parse(JSON of path), or exit naming the file and what it should have been."""
+    try:
+        return parse(json.loads(path.read_text()))
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise SystemExit(f"{path}: not {what} ({type(e).__name__}: {e})") from None
 
 
 def merged_rows(paths: list[Path]) -> list[BenchRow]:
     rows: dict[str, BenchRow] = {}
     for path in paths:
-        try:
-            found = json.loads(path.read_text())["rows"]
-            for row in found:
-                rows[row["name"]] = BenchRow(**row)
-        except (OSError, ValueError, KeyError, TypeError) as e:
-            raise SystemExit(f"{path}: not a `kernelevolve bench` results.json ({type(e).__name__}: {e})") from None
+        for row in _read(path, "a `kernelevolve bench` results.json", lambda d: [BenchRow(**r) for r in d["rows"]]):
+            rows[row.name] = row
     return list(rows.values())
+
+
+def _copy_rows(found: dict) -> list[tuple[dict, Peaks]]:
+    peaks = Peaks(**{**found["peaks"], "datasheet": tuple(found["peaks"]["datasheet"] or ()) or None})
+    return [
+        ({"key": (Path(c["file"]).parent.name, json.dumps(c["shape"], sort_keys=True)), **c}, peaks)
+        for c in found["rows"]
+    ]
 
 
 def fill_copies(rows: list[BenchRow], paths: list[Path]) -> int:
@@ -42,10 +55,8 @@ def fill_copies(rows: list[BenchRow], paths: list[Path]) -> int:
     many cases took a copy."""
     copies = {}
     for path in paths:
-        found = json.loads(path.read_text())
-        peaks = Peaks(**{**found["peaks"], "datasheet": tuple(found["peaks"]["datasheet"] or ()) or None})
-        for c in found["rows"]:
-            copies[(Path(c["file"]).parent.name, json.dumps(c["shape"], sort_keys=True))] = (c, peaks)
+        for c, peaks in _read(path, "a `copy_floor.py` JSON", _copy_rows):
+            copies[c["key"]] = (c, peaks)
     filled = 0
     for row in rows:
         for case in row.cases:
@@ -76,8 +87,9 @@ def main() -> None:
         header += f"\n\nDevice copies for {n} cases from " + ", ".join(p.name for p in args.copies)
     print(markdown(rows, header))
     for key, label in (("speedup_eager", "eager"), ("speedup_compile", "torch.compile")):
-        mean = _geomean([getattr(r, key) for r in rows if r.correct])
-        print(f"geometric mean over {label}: " + (f"{mean:.2f}x" if mean else "-") + f" ({len(rows)} problems)")
+        values = [v for r in rows if r.correct and (v := getattr(r, key))]
+        mean = f"{geomean(values):.2f}x" if values else "-"
+        print(f"geometric mean over {label}: {mean} ({len(values)} of {len(rows)} problems)")
 
 
 if __name__ == "__main__":

@@ -356,7 +356,7 @@ def test_suite_table_merges_runs_later_rows_replacing_earlier_ones(tmp_path):
     )
     assert p.returncode == 0, p.stderr
     assert "| x | ok | 4.50x |" in p.stdout and "| y | ok | 8.00x |" in p.stdout
-    assert "geometric mean over eager: 6.00x (2 problems)" in p.stdout
+    assert "geometric mean over eager: 6.00x (2 of 2 problems)" in p.stdout
     assert "Device copies for 1 cases from" in p.stdout  # the case of problem x with N = 2, from the copy_floor.py row
     assert "| x | N=2 | 8.0x | 3.0x | 2.0x | no | a device copy of its bytes alone is 2.0x the floor |" in p.stdout
     # The bytes set the 1 ms floor (the larger bandwidth, measured here, sets it): the kernel 33%, the copy 50%.
@@ -372,6 +372,10 @@ def test_suite_table_names_a_file_that_is_not_bench_results(tmp_path):
     p = subprocess.run([sys.executable, script, str(other)], capture_output=True, text=True, timeout=120)
     assert p.returncode != 0 and f"{other}: not a `kernelevolve bench` results.json" in p.stderr
     assert "Traceback" not in p.stderr
+    good = tmp_path / "results.json"
+    good.write_text(json.dumps({"rows": []}))
+    p = subprocess.run([sys.executable, script, str(good), "--copies", str(other)], capture_output=True, text=True)
+    assert p.returncode != 0 and f"{other}: not a `copy_floor.py` JSON" in p.stderr and "Traceback" not in p.stderr
 
 
 def test_the_hbm_rule_takes_memory_bound_cases_against_the_measured_bandwidth_and_a_copy():

@@ -30,7 +30,8 @@ def tensor_bytes(*values: Any) -> int:
 
 
 def roofline_parts_ms(min_bytes: int, flops: float | None, peaks: Peaks) -> tuple[float, float]:
-    """(bytes, FLOPs) halves of the roofline: every input and output byte moved once at peak bandwidth, and the
+    """The least time the hardware needs is the larger of these two (bytes, FLOPs): every input and output byte
+    moved once at peak bandwidth, and the
     declared FLOPs at the fastest matrix rate (bf16 tensor cores bound every precision from below). Measured
     and datasheet peaks are both considered; the larger wins, so an honest kernel is never held to a slow
     measurement."""
@@ -40,11 +41,6 @@ def roofline_parts_ms(min_bytes: int, flops: float | None, peaks: Peaks) -> tupl
     rate = max(peaks.fp32_tflops, peaks.half_tflops or 0.0, sheet[1], sheet[2]) * 1e12
     t_compute = flops / rate if flops and rate > 0 else 0.0
     return t_mem * 1e3, t_compute * 1e3
-
-
-def roofline_ms(min_bytes: int, flops: float | None, peaks: Peaks) -> float:
-    """The least time the hardware needs: the larger half of roofline_parts_ms."""
-    return max(roofline_parts_ms(min_bytes, flops, peaks))
 
 
 def measured_bytes_ms(min_bytes: int, peaks: Peaks) -> float | None:

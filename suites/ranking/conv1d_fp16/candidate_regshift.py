@@ -10,7 +10,8 @@ run shifted by one, (p7, a0, ..., a6), where p7 is the last element of the run b
 (a1, ..., a7, n0). Both are built by splitting runs into elements and joining them back in the new order
 (tl.reshape, tl.split, tl.join on the size-8 innermost axis, which the load layout keeps inside one thread:
 register renaming, no data movement across threads). Zero padding comes from the masks of the l0 - 8 and l0 + 8
-loads (a whole run is in or out, as LENGTH and the tile starts are multiples of 8). Each tap then goes through a
+loads (per element; where LENGTH is a multiple of 8, as at every suite shape, a whole run is in or out and the
+masked loads stay 16-byte vectors). Each tap then goes through a
 tensor-core dot with its weight tile (reordered once per forward to [KS, COUT, CIN], K-major), accumulating in
 fp32; bias in the epilogue and one vectorised, masked store. fp32 inputs use tf32x3 (fp32-accurate).
 
@@ -107,7 +108,7 @@ def _conv1d_regshift_kernel(
     co_ok = co < COUT
     pos = l_blk * BLOCK_L + tl.arange(0, BLOCK_L)
     pos_ok = pos < LENGTH
-    prev_ok = (pos >= 8) & (pos - 8 < LENGTH)  # the run before: all 8 in or all out
+    prev_ok = (pos >= 8) & (pos - 8 < LENGTH)  # the run before (whole runs in or out where LENGTH % 8 == 0)
     next_ok = pos + 8 < LENGTH
     x_seq = x_ptr + b * (CIN * LENGTH)
 

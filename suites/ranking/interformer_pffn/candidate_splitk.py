@@ -26,9 +26,9 @@ SPLIT_K cut to the 4 blocks of K) 16 row blocks x 4 splits = 64 programs in one 
 34 MFLOP is nothing for the tensor cores. Per program the critical path is one DRAM round trip for x, W1[chunk],
 W2[:, chunk] (all issued before the first dot, L2 flushed), two small dots and the erf, an 8 KB store, a
 gpu-scope acq_rel atomic, and for the last program the partials' loads from L2 (one round trip: the loop over
-splits is unrolled) and the norms. Measured on the H200 (docs/benchmarks/ranking.md, run 14, case_sweep.py): 8.1
-us with these defaults against eager's 19.4 (2.40x; 2.5x needs 7.75); 8.96 us with 4 warps, 9.4-9.7 us before
-the reduction's loop was unrolled; a device copy of x and y alone (one minimal kernel) takes 4.1-4.9 us under the
+splits is unrolled) and the norms. Measured on the H200 (docs/benchmarks/ranking.md, run 14, case_sweep.py): 8.0-
+8.1 us with these defaults against eager's 19.4-19.8 (2.40-2.46x; 2.5x needs 7.8-7.9); 8.96 us with 4 warps,
+9.4-9.7 us before the reduction's loop was unrolled; a device copy of x and y alone (one minimal kernel) takes 4.1-4.9 us under the
 same timer. ncu (4 warps): 12.2 K cycles elapsed for ~7 K active per SM, an instruction issued every 9.3 cycles
 per warp, mostly waiting on memory.
 

@@ -28,9 +28,9 @@ W2[:, chunk] (all issued before the first dot, L2 flushed), two small dots and t
 gpu-scope acq_rel atomic, and for the last program the partials' loads from L2 (one round trip: the loop over
 splits is unrolled) and the norms. Measured on the H200 (docs/benchmarks/ranking.md, run 14, case_sweep.py): 8.0-
 8.1 us with these defaults against eager's 19.4-19.8 (2.40-2.46x; 2.5x needs 7.8-7.9); 8.96 us with 4 warps,
-9.4-9.7 us before the reduction's loop was unrolled; a device copy of x and y alone (one minimal kernel) takes 4.1-4.9 us under the
-same timer. ncu (4 warps): 12.2 K cycles elapsed for ~7 K active per SM, an instruction issued every 9.3 cycles
-per warp, mostly waiting on memory.
+9.4-9.7 us before the reduction's loop was unrolled; a device copy of x and y alone (one minimal kernel) takes
+4.1-4.9 us under the same timer. ncu (4 warps): 12.2 K cycles elapsed for ~7 K active per SM, an instruction issued
+every 9.3 cycles per warp, mostly waiting on memory.
 
 Above SPLIT_MAX_ROWS rows, or D > 256, forward runs the seed's kernel (_pffn_rows_kernel, unchanged: one program
 per ROWS_BLOCK_M rows walking all of K) with its own launch constants.

@@ -30,11 +30,10 @@ def tensor_bytes(*values: Any) -> int:
 
 
 def roofline_parts_ms(min_bytes: int, flops: float | None, peaks: Peaks) -> tuple[float, float]:
-    """The least time the hardware needs is the larger of these two (bytes, FLOPs): every input and output byte
-    moved once at peak bandwidth, and the
-    declared FLOPs at the fastest matrix rate (bf16 tensor cores bound every precision from below). Measured
-    and datasheet peaks are both considered; the larger wins, so an honest kernel is never held to a slow
-    measurement."""
+    """The two parts of the roofline floor, (bytes, FLOPs) in ms; the floor is the larger. Bytes: every input and
+    output byte moved once at peak bandwidth. FLOPs: the declared FLOPs at the fastest matrix rate (bf16 tensor
+    cores bound every precision from below). Measured and datasheet peaks are both considered; the larger wins, so
+    an honest kernel is never held to a slow measurement."""
     sheet = peaks.datasheet or (0.0, 0.0, 0.0)
     bandwidth = max(peaks.bandwidth_gbs, sheet[0]) * 1e9
     t_mem = min_bytes / bandwidth if bandwidth > 0 else 0.0

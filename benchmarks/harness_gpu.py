@@ -21,8 +21,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from kernelevolve.eval.evaluator import Evaluator  # noqa: E402
-from kernelevolve.eval.result import EvalResult  # noqa: E402
 from kernelevolve.problem.problem import load_problem  # noqa: E402
+from kernelevolve.result import EvalResult  # noqa: E402
 
 EXAMPLES = ROOT / "examples"
 

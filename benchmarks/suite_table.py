@@ -18,9 +18,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from kernelevolve.eval.result import geomean  # noqa: E402
 from kernelevolve.eval.speed import measured_bytes_ms, roofline_parts_ms  # noqa: E402
 from kernelevolve.platforms.peaks import Peaks  # noqa: E402
+from kernelevolve.result import geomean  # noqa: E402
 from kernelevolve.suites.bench import BenchRow, markdown  # noqa: E402
 
 

@@ -74,8 +74,8 @@ def run_interpreted(script: str, *args: object) -> str:
 
 def assert_interpreted_candidate_correct(evaluator, directory: Path, name: str, candidate: Path) -> None:
     """A Triton candidate for suite problem `name`, through the real harness on its small cases (interpreted)."""
-    from kernelevolve.eval.result import Status
     from kernelevolve.problem.problem import load_problem
+    from kernelevolve.result import Status
 
     cases = SMALL_CASES[name]
     problem = load_problem(small_case_problem(directory, name, cases))

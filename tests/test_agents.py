@@ -9,11 +9,11 @@ import pytest
 from kernelevolve.agents import memory
 from kernelevolve.agents.lessons import signature, similarity
 from kernelevolve.agents.retrieval import KnowledgeBase, parse_index
-from kernelevolve.eval.result import CaseResult, EvalResult, Status
 from kernelevolve.llm.registry import Ensemble
 from kernelevolve.operators.universal import ParentContext, UniversalOperator
 from kernelevolve.platforms import get_platform
 from kernelevolve.problem.problem import load_problem
+from kernelevolve.result import CaseResult, EvalResult, Status
 from tests.conftest import EXAMPLES, FIXTURES
 
 

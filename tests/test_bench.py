@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from kernelevolve.eval.result import EvalResult, Status
+from kernelevolve.result import EvalResult, Status
 from kernelevolve.suites.bench import BenchRow, SuiteError, discover, fast_p, kernelbench, markdown, row_from
 from tests.conftest import CANDIDATES, FIXTURES
 from tests.fake_llm import FakeLLMServer, Reply

@@ -16,9 +16,9 @@ import torch
 from kernelevolve.eval import hostload, integrity, launches, poison, speed, threads
 from kernelevolve.eval.harness import confirm_host_tails
 from kernelevolve.eval.outputs import aliased, not_plain, spans
-from kernelevolve.eval.result import CaseResult
 from kernelevolve.eval.timing import Timer, TimerConfig, TimingStats
 from kernelevolve.platforms.peaks import Peaks
+from kernelevolve.result import CaseResult
 from tests.conftest import ROOT
 
 CPU = torch.device("cpu")
@@ -271,7 +271,7 @@ def test_speed_checks_on_a_gpu_target_record_the_floor_its_kind_and_the_bytes_at
     from types import SimpleNamespace
 
     from kernelevolve.eval.harness import speed_checks
-    from kernelevolve.eval.result import EvalResult, Status
+    from kernelevolve.result import EvalResult, Status
 
     peaks = Peaks(
         "gpu",

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from kernelevolve.eval import hostload
-from kernelevolve.eval.result import Status
 from kernelevolve.problem.problem import load_problem
+from kernelevolve.result import Status
 from tests.conftest import CANDIDATES, EXAMPLES, FIXTURES
 
 NAMES = ["softmax", "rmsnorm"]

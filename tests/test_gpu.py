@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from kernelevolve.eval.evaluator import Evaluator
-from kernelevolve.eval.result import Status
 from kernelevolve.problem.problem import load_problem
+from kernelevolve.result import Status
 from tests.conftest import CANDIDATES, EXAMPLES, FIXTURES
 
 pytestmark = pytest.mark.gpu
@@ -107,7 +107,7 @@ def test_profile_for_the_memory_agent(gpu_evaluator):
 def test_exported_triton_kernel_runs_on_cuda(gpu_evaluator, tmp_path):
     """The export embeds each kernel's source; Triton's compiler must still find it (the H200 bench found every
     exported Triton kernel failing to construct before the sources were registered in linecache)."""
-    from kernelevolve.eval.result import CaseResult, EvalResult
+    from kernelevolve.result import CaseResult, EvalResult
     from kernelevolve.search.export import export
     from kernelevolve.store.store import NodeRecord, Store
 

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from kernelevolve.eval.result import Status
+from kernelevolve.result import Status
 from tests.conftest import CANDIDATES
 
 FAILURES = [

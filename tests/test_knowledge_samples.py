@@ -8,8 +8,8 @@ import re
 
 import pytest
 
-from kernelevolve.eval.result import Status
 from kernelevolve.problem.problem import load_problem
+from kernelevolve.result import Status
 from tests.conftest import ROOT
 
 KNOWLEDGE = ROOT / "kernelevolve" / "knowledge"

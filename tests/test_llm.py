@@ -10,7 +10,6 @@ import sys
 
 import pytest
 
-from kernelevolve.eval.result import CaseResult, EvalResult, Status
 from kernelevolve.llm.base import LLMError, Message
 from kernelevolve.llm.pricing import PriceTable
 from kernelevolve.llm.providers import RetryPolicy
@@ -18,6 +17,7 @@ from kernelevolve.llm.registry import Ensemble, make_client, parse_spec
 from kernelevolve.operators.universal import ParentContext, UniversalOperator
 from kernelevolve.platforms import get_platform
 from kernelevolve.problem.problem import load_problem
+from kernelevolve.result import CaseResult, EvalResult, Status
 from kernelevolve.search.driver import Driver, SearchConfig
 from kernelevolve.search.strategies import make_strategy
 from kernelevolve.store.store import Store

@@ -41,7 +41,7 @@ def test_cuda_sources_are_cuda():
 
 
 def test_cuda_candidate_is_rejected_on_cpu(cpu_evaluator, relu_problem, tmp_path):
-    from kernelevolve.eval.result import Status
+    from kernelevolve.result import Status
 
     cand = tmp_path / "c.py"
     cand.write_text(

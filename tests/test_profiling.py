@@ -19,7 +19,7 @@ from kernelevolve.agents import memory
 from kernelevolve.eval import launches, profiling
 from kernelevolve.eval.candidate import load_candidate
 from kernelevolve.eval.job import EvalJob
-from kernelevolve.eval.result import CaseResult, EvalResult, Status
+from kernelevolve.result import CaseResult, EvalResult, Status
 from tests.conftest import CANDIDATES, EXAMPLES, FIXTURES, ROOT
 
 # Recorded shape of `ncu --csv --metrics ... --log-file F` (an older ncu adds a "Kernel Time" column; values
@@ -348,7 +348,7 @@ def test_profiling_cannot_change_the_verdict(monkeypatch):
 
     from kernelevolve.eval import harness
     from kernelevolve.eval.job import EvalJob
-    from kernelevolve.eval.result import CaseResult, EvalResult, Status
+    from kernelevolve.result import CaseResult, EvalResult, Status
 
     result = EvalResult(
         status=Status.OK, correct=True, cases=[CaseResult(shape={}, correct=True, t_candidate_ms=1.0)]

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from sqlalchemy.exc import IntegrityError
 
-from kernelevolve.eval.result import EvalResult, Status
 from kernelevolve.problem.problem import load_problem
+from kernelevolve.result import EvalResult, Status
 from kernelevolve.search.export import input_signatures, matches
 from kernelevolve.store.store import NodeRecord, Store, StoreError
 from tests.conftest import CANDIDATES, FIXTURES
@@ -208,7 +208,7 @@ def test_export_routes_each_case_a_kernel_won_to_it_and_the_rest_to_the_referenc
     gets case 1's and any other shape."""
     import torch
 
-    from kernelevolve.eval.result import CaseResult
+    from kernelevolve.result import CaseResult
     from kernelevolve.search.export import export
 
     store = Store(tmp_path)
@@ -247,7 +247,7 @@ def test_exported_triton_kernels_compile_outside_the_interpreter(tmp_path):
     """Triton's compiler reads a @triton.jit function's source (inspect), which code exec'd from a string does not
     have: the H200 bench found every exported Triton kernel failing to construct. The interpreter never reads
     it, so this runs the export in a process without TRITON_INTERPRET."""
-    from kernelevolve.eval.result import CaseResult
+    from kernelevolve.result import CaseResult
     from kernelevolve.search.export import export
 
     store = Store(tmp_path)

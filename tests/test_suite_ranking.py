@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from kernelevolve.eval.result import Status
 from kernelevolve.operators.tune import find_tunables
 from kernelevolve.problem.problem import exec_problem, load_problem, shape_cases
+from kernelevolve.result import Status
 from tests.suite_checks import SMALL_CASES, SUITE, small_case_problem
 
 NAMES = sorted(SMALL_CASES)

@@ -13,7 +13,7 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from kernelevolve.eval.result import EvalResult, Status
+from kernelevolve.result import EvalResult, Status
 
 ERROR_CLASSES: list[tuple[str, str, str]] = [
     # (class, regex over reason + log tail, what to do about it)

@@ -14,9 +14,9 @@ from rich.table import Table
 
 from kernelevolve.cli.common import EXIT_CORRECT, EXIT_NOT_CORRECT, Baseline, Target, app, err, usage_error
 from kernelevolve.eval.evaluator import Evaluator
-from kernelevolve.eval.result import EvalResult
 from kernelevolve.platforms import PLATFORMS, default_target
 from kernelevolve.problem.problem import ProblemError, load_problem
+from kernelevolve.result import EvalResult
 
 
 class Profile(str, Enum):

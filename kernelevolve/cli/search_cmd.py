@@ -19,9 +19,9 @@ from kernelevolve.agents import lessons
 from kernelevolve.cli.common import Baseline, Target, app, err, usage_error
 from kernelevolve.cli.eval_cmd import PROFILE_HELP, Profile
 from kernelevolve.eval.evaluator import Evaluator
-from kernelevolve.eval.result import EvalResult
 from kernelevolve.platforms import default_target
 from kernelevolve.problem.problem import Problem, ProblemError, load_problem, source_hash
+from kernelevolve.result import EvalResult
 from kernelevolve.search.driver import Driver, Progress, SearchConfig
 from kernelevolve.search.final_eval import compile_in_search, with_compile_baseline
 from kernelevolve.search.graph import Graph

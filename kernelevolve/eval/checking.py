@@ -22,9 +22,9 @@ from kernelevolve.eval.launches import LaunchMonitor
 from kernelevolve.eval.outputs import Span, aliased, not_plain, spans
 from kernelevolve.eval.poison import Poisoned, poisoned_elements
 from kernelevolve.eval.prepare import PreparedCase, Trial, describe, sync
-from kernelevolve.eval.result import Status
 from kernelevolve.eval.threads import ThreadWatch
 from kernelevolve.problem.inputs import build_model
+from kernelevolve.result import Status
 
 
 class CandidateFailure(Exception):

@@ -19,10 +19,10 @@ import time
 from pathlib import Path
 
 from kernelevolve.eval.job import EvalJob
-from kernelevolve.eval.result import EvalResult, Status
 from kernelevolve.eval.worker import DEVICE_ENV, MEMORY_LIMIT_ENV, RESULT_FD_ENV
 from kernelevolve.platforms import get_platform
 from kernelevolve.problem.problem import Problem, ProblemError
+from kernelevolve.result import EvalResult, Status
 
 PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])
 LOG_TAIL_CHARS = 4000

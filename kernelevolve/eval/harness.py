@@ -36,7 +36,6 @@ from kernelevolve.eval.integrity import changed, fingerprint, harness_modules
 from kernelevolve.eval.job import EvalJob
 from kernelevolve.eval.policy import policy_default, violations
 from kernelevolve.eval.prepare import LoadClock, PreparedCase, Report, describe, prepare, sync
-from kernelevolve.eval.result import CaseResult, EvalResult, Status
 from kernelevolve.eval.threads import ThreadWatch
 from kernelevolve.eval.timing import Timer, TimerConfig
 from kernelevolve.platforms import extension_cache, get_platform
@@ -49,6 +48,7 @@ from kernelevolve.problem.problem import (
     shape_cases,
     source_hash,
 )
+from kernelevolve.result import CaseResult, EvalResult, Status
 
 __all__ = ["CandidateFailure", "Report", "classify", "run_job"]
 

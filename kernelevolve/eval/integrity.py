@@ -38,7 +38,7 @@ WATCHED: dict[str, Any] = {
     "threading": threading,
     "json": json,
 }
-HARNESS_PACKAGES = ("kernelevolve.eval", "kernelevolve.problem", "kernelevolve.platforms")
+HARNESS_PACKAGES = ("kernelevolve.eval", "kernelevolve.result", "kernelevolve.problem", "kernelevolve.platforms")
 
 Print = dict[str, tuple[int, ...]]
 

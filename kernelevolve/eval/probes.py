@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kernelevolve.eval.evaluator import Evaluator
-from kernelevolve.eval.result import EvalResult, Status
 from kernelevolve.problem.problem import Problem
+from kernelevolve.result import EvalResult, Status
 
 NOT_APPLICABLE = "probe not applicable"
 

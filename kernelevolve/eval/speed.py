@@ -9,8 +9,8 @@ from typing import Any
 import torch
 from torch.utils._pytree import tree_flatten
 
-from kernelevolve.eval.result import CaseResult
 from kernelevolve.platforms.peaks import Peaks
+from kernelevolve.result import CaseResult
 
 # Reject below half the roofline time: the bound counts every byte once at peak bandwidth, and an output that
 # fits in L2 may be only partly written back when the end event fires, so an honest kernel can measure up to

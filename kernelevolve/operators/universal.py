@@ -14,12 +14,12 @@ from typing import Any
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
-from kernelevolve.eval.result import EvalResult
 from kernelevolve.llm.base import LLMError, LLMResponse, Message
 from kernelevolve.llm.pricing import PriceTable
 from kernelevolve.llm.registry import Ensemble
 from kernelevolve.platforms.base import Platform
 from kernelevolve.problem.problem import Problem
+from kernelevolve.result import EvalResult
 
 TEMPLATES = Environment(
     loader=FileSystemLoader(Path(__file__).parent / "templates"),

@@ -19,10 +19,10 @@ from typing import Any
 
 from kernelevolve.agents import lessons, memory
 from kernelevolve.eval.evaluator import Evaluator
-from kernelevolve.eval.result import EvalResult, Status
 from kernelevolve.operators import tune
 from kernelevolve.operators.universal import ParentContext, Proposed, UniversalOperator
 from kernelevolve.problem.problem import Problem, source_hash
+from kernelevolve.result import EvalResult, Status
 from kernelevolve.search.graph import Graph, GraphNode
 from kernelevolve.search.strategies import Selection, Strategy
 from kernelevolve.store.models import Run

@@ -10,8 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from kernelevolve.eval.result import EvalResult
 from kernelevolve.problem.problem import Problem
+from kernelevolve.result import EvalResult
 
 
 def compile_in_search(baseline: str, compile_baseline: bool | None) -> bool | None:

@@ -17,7 +17,7 @@ from sqlalchemy import create_engine, event, func, select
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import selectinload, sessionmaker
 
-from kernelevolve.eval.result import EvalResult
+from kernelevolve.result import EvalResult
 from kernelevolve.store.models import Base, Edge, Evaluation, LLMCall, Node, NodeAnalysis, Run
 
 DB_NAME = "kernelevolve.db"

@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from kernelevolve.eval.candidate import detect_languages
-from kernelevolve.eval.result import EvalResult, geomean
 from kernelevolve.platforms import get_platform
 from kernelevolve.problem.problem import TargetSpeedup
+from kernelevolve.result import EvalResult, geomean
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SUITES = {"ranking": REPO_ROOT / "suites" / "ranking"}

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from kernelevolve.eval.result import Status
 from kernelevolve.problem.problem import load_problem
+from kernelevolve.result import Status
 from tests.conftest import FIXTURES
 
 HERE = Path(__file__).resolve().parent

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from kernelevolve.eval.evaluator import Evaluator
-from kernelevolve.eval.result import Status
 from kernelevolve.problem.problem import load_problem
+from kernelevolve.result import Status
 from tests.adversarial.test_adversarial import EXPLOITS, FAST_TIMING, HERE, HONEST, RELU, SOFTMAX
 
 pytestmark = pytest.mark.gpu

@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from case_setup import case_setups  # noqa: E402
 
-from kernelevolve.eval.timing import Timer, TimerConfig  # noqa: E402
+from kernelevolve.eval.worker.timing import Timer, TimerConfig  # noqa: E402
 from kernelevolve.problem.problem import tolerance  # noqa: E402
 
 

@@ -5,7 +5,7 @@ of microseconds a kernel also pays its launch, ramp-up and tail, and so does a p
 this times, with the harness's timer (interleaved, L2 flushed, median), the kernel, the eager reference, and
 `dst.copy_(src)` moving the case's minimum bytes (inputs and outputs, each once: half read, half written).
 It reports each one's bandwidth as a share of the measured copy bandwidth of 1 GiB (`platforms.peaks`), the
-issue's "measured HBM bandwidth".
+"measured HBM bandwidth" of the 80%-of-HBM rule.
 
     python benchmarks/copy_floor.py --out copy_floor.json \
         suites/ranking/rmsnorm2d_fwd/seed_triton.py suites/ranking/rmsnorm2d_bwd/candidate_persistent.py
@@ -22,8 +22,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from case_setup import ROOT, case_setups  # noqa: E402
 
-from kernelevolve.eval.speed import tensor_bytes  # noqa: E402
-from kernelevolve.eval.timing import Timer  # noqa: E402
+from kernelevolve.eval.worker.speed import tensor_bytes  # noqa: E402
+from kernelevolve.eval.worker.timing import Timer  # noqa: E402
 
 
 def measure_kernel(kernel: Path, timer, device, bandwidth_gbs: float) -> list[dict]:

@@ -2,9 +2,8 @@
 registers, spills (stack), shared memory, and the mix of memory and tensor-core instructions in its SASS.
 
 Why: device time is scarce, and some questions need no device. Whether a tile is loaded 16 bytes at a time or 2,
-whether a persistent kernel's programs fit on an SM, whether the dots became wgmma: the compiled binary says so.
-(conv1d's seed: the two shifted taps are 2-byte loads, 16 per thread per tap per step, beside 16-byte cp.async for the
-rest; the rmsnorm2d_bwd candidate's first version took 200 registers.) Times still need the GPU.
+whether a persistent kernel's programs fit on an SM, whether the dots became wgmma: the compiled binary says so
+(readings so far: docs/benchmarks/README.md). Times still need the GPU.
 
 Usage:
     python benchmarks/offline_sass.py FILE KERNEL [--const NAME=VALUE ...] [--type NAME=TYPE ...]

@@ -1,9 +1,10 @@
 """What the torch.profiler (CUPTI) costs in a fresh CUDA process, and whether a profiled process launches slower.
 
-The harness's kernel-launch check profiles one forward call after timing; run 10 measured that step at 3.3 s
-per evaluation. This script times, each in a fresh process: the first and second profiler sessions, the first
-session after a torch.compile call, and the launch cost (host time per launch, and CUDA-event time of a short
-kernel) before and after a profiler session, to decide whether the profiler can be started before timing.
+The harness's kernel-launch check profiles one forward call after timing, and that step was the largest of an
+evaluation (docs/benchmarks/harness.md). This script times, each in a fresh process: the first and second profiler
+sessions, the first session after a torch.compile call, and the launch cost (host time per launch, and CUDA-event
+time of a short kernel) before and after a profiler session, to decide whether the profiler can be started before
+timing.
 
     python benchmarks/profiler_cost.py --out profiler_cost.json
 """

@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness_gpu import primary_modules  # noqa: E402
 
 from kernelevolve.eval.evaluator import WorkerProcess  # noqa: E402
-from kernelevolve.eval.timing import Timer, TimerConfig  # noqa: E402
+from kernelevolve.eval.worker.timing import Timer, TimerConfig  # noqa: E402
 
 
 def main() -> None:

@@ -5,8 +5,9 @@ re-measured. A bench run before the harness timed copies has no device copy per 
 from `copy_floor.py` runs (its rows name the kernel's folder, the problem, and the case's shape; a copy's time
 depends on the case's bytes only, not on the kernel timed beside it) for the cases that lack one.
 
-    python benchmarks/suite_table.py docs/benchmarks/data/ranking_search_2026-11-30_run13a.json \
-        docs/benchmarks/data/ranking_search_2026-11-30_run13b.json ... --copies copy_floor.json ... > table.md
+    python benchmarks/suite_table.py OLDEST.json ... NEWEST.json --copies copy_floor.json ... > table.md
+
+(bench's results files, e.g. those in docs/benchmarks/data/, oldest first.)
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from kernelevolve.eval.speed import measured_bytes_ms, roofline_parts_ms  # noqa: E402
+from kernelevolve.eval.worker.speed import measured_bytes_ms, roofline_parts_ms  # noqa: E402
 from kernelevolve.platforms.peaks import Peaks  # noqa: E402
 from kernelevolve.result import geomean  # noqa: E402
 from kernelevolve.suites.bench import BenchRow, markdown  # noqa: E402

@@ -21,7 +21,6 @@ import argparse
 import itertools
 import json
 import math
-import random
 import statistics
 import sys
 import tempfile
@@ -34,8 +33,8 @@ sys.path.insert(0, str(ROOT))
 from kernelevolve.eval.evaluator import Evaluator  # noqa: E402
 from kernelevolve.operators import tune  # noqa: E402
 from kernelevolve.problem.problem import load_problem, source_hash  # noqa: E402
-from kernelevolve.search.driver import Driver, SearchConfig  # noqa: E402
-from kernelevolve.search.strategies import STRATEGIES, make_strategy  # noqa: E402
+from kernelevolve.search import session  # noqa: E402
+from kernelevolve.search.strategies import STRATEGIES  # noqa: E402
 from kernelevolve.store.store import Store  # noqa: E402
 
 HERE = ROOT / "benchmarks" / "tune_vs_grid"
@@ -71,8 +70,8 @@ def grid(problem, seed_source: str, target: str, out: dict, out_path: Path, spar
 
 
 def search(
-    problem,
-    seed_source: str,
+    problem_path: Path,
+    seed: Path,
     target: str,
     out: dict,
     strategies: list[str],
@@ -80,7 +79,7 @@ def search(
     out_path: Path,
     spares: int | bool = True,
 ) -> None:
-    tunables = tune.find_tunables(seed_source)
+    tunables = tune.find_tunables(seed.read_text())
     budget = math.ceil(fraction * math.prod(len(t.choices) for t in tunables.values()))
     out["budget"] = budget
     out.setdefault("search", {})
@@ -89,27 +88,11 @@ def search(
             print(f"search {name}: already in the results, skipped", flush=True)
             continue
         with tempfile.TemporaryDirectory() as tmp:
-            store = Store(tmp)
-            run = store.create_run(
-                problem_path=str(problem.path),
-                problem_hash=problem.hash,
-                platform=target,
-                config={"strategy": name},
-                config_hash=name,
-                budget=budget,
-            )
-            rng = random.Random(0)
+            spec = session.RunSpec(problem_path, seed, target=target, strategy=name, trials=1, compile_baseline=False)
+            limits = session.Limits(budget=budget)
+            opened = session.open_run(Store(tmp), spec, limits)
             with Evaluator(target, prestart=spares) as ev:
-                driver = Driver(
-                    store,
-                    run,
-                    problem,
-                    seed_source,
-                    make_strategy(name, rng),
-                    [ev],
-                    SearchConfig(budget=budget, trials=1, compile_baseline=False),
-                    rng,
-                )
+                driver = session.build_driver(opened, [ev], limits, warm_start=False)
                 t0 = time.monotonic()
                 reason = driver.run_search()
                 minutes = (time.monotonic() - t0) / 60
@@ -174,7 +157,7 @@ def main() -> None:
     if not args.search_only:
         grid(problem, seed_source, args.target, out, args.out, spares)
     if not args.grid_only:
-        search(problem, seed_source, args.target, out, args.strategies.split(","), args.fraction, args.out, spares)
+        search(args.problem, args.seed, args.target, out, args.strategies.split(","), args.fraction, args.out, spares)
         report(out)
 
 

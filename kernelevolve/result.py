@@ -99,7 +99,8 @@ class EvalResult(BaseModel):
     profile: dict[str, Any] | None = Field(
         None,
         description="cuda, correct and timed: triton (registers, spills, shared memory, warps, stages per compiled "
-        "kernel), kernels and launches (torch.profiler, one forward call), ncu (metrics, or a note); eval/profiling.py",
+        "kernel), kernels and launches (torch.profiler, one forward call), ncu (metrics, or a note); "
+        "eval/worker/profiling.py",
     )
 
     def finalize(self) -> EvalResult:
@@ -111,6 +112,15 @@ class EvalResult(BaseModel):
         self.speedup_graph = geomean(graphs) if graphs and len(graphs) == len(self.cases) else None
         self.fitness = self.speedup if self.correct else 0.0
         return self
+
+    def speedup_over(self, baseline: str) -> float | None:
+        """Geometric mean, over the cases timed against `baseline` ("eager" or "compile"), of its time over the
+        kernel's, whichever baseline fitness used; None when incorrect or never timed against it."""
+        if not self.correct:
+            return None
+        times = [(c.t_compile_ms if baseline == "compile" else c.t_eager_ms, c.t_candidate_ms) for c in self.cases]
+        ratios = [base / t for base, t in times if base and t]
+        return geomean(ratios) if ratios else None
 
 
 def geomean(values: list[float]) -> float:

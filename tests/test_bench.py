@@ -158,6 +158,10 @@ def test_search_mode_runs_a_search_per_problem(suite, tmp_path):
     with sqlite3.connect(tmp_path / "runs" / "kernelevolve.db") as con:
         ops = [o for (o,) in con.execute("select operator from nodes where run_id = ? order by step", (row["run"],))]
     assert ops == ["seed", "start"]  # the problem folder's candidate joined the search
+    p = bench(tmp_path, str(suite), "--budget", "2")  # the same command again: the same run, continued
+    assert p.returncode == 0, p.stderr
+    (again,) = json.loads((tmp_path / "out" / "results.json").read_text())["rows"]
+    assert again["run"] == row["run"] and again["search"] == "2 nodes; budget of 2 nodes reached"
 
 
 def test_time_bounds_each_search_and_the_row_says_why_it_stopped(suite, tmp_path):
@@ -232,7 +236,10 @@ def test_the_table_lists_what_the_harness_flagged_for_review():
 def test_search_skips_the_compile_baseline_and_evaluates_the_export_with_it(suite, tmp_path, cpu_evaluator):
     """On targets that time torch.compile, a search runs without it (5-15 s per evaluation on a GPU); the row is
     the exported module (per-case dispatch, the reference where no kernel won) evaluated with it, policy off."""
+    from dataclasses import replace
+
     from kernelevolve.cli.bench_cmd import _one
+    from kernelevolve.eval.job import EvalOptions
     from kernelevolve.store.store import Store
     from kernelevolve.suites.bench import BenchItem
 
@@ -241,21 +248,22 @@ def test_search_skips_the_compile_baseline_and_evaluates_the_export_with_it(suit
     class Recorder:
         platform = type("P", (), {"compile_baseline": True})()
 
-        def evaluate(self, problem, candidate, **kw):
-            calls.append((str(candidate), dict(kw)))
-            kw["compile_baseline"] = False  # torch.compile on the CPU would only slow the test down
-            return cpu_evaluator.evaluate(problem, candidate, **kw)
+        def evaluate(self, problem, candidate, options=None, /, **kw):
+            opts = replace(options or EvalOptions(), **kw)
+            calls.append((str(candidate), opts.fields()))
+            # torch.compile on the CPU would only slow the test down
+            return cpu_evaluator.evaluate(problem, candidate, opts, compile_baseline=False)
 
     item = BenchItem("relu", suite / "relu" / "problem.py", suite / "relu" / "seed.py")
     common = dict(no_search=False, budget=2, strategy="greedy", llm=[], llm_base_url=None, trials=1, timeout=60.0)
     exports = tmp_path / "exports"
 
-    def run(runs: str, compile_baseline: bool | None):
+    def run(runs: str, compile_baseline: bool):
         store = Store(tmp_path / runs)
         return _one(item, store, Recorder(), "cpu", baseline="eager", compile_baseline=compile_baseline,
                     exports=exports, **common)  # fmt: skip
 
-    row = run("runs", None)
+    row = run("runs", True)
     assert row.status == "ok" and row.run and row.worst_case and row.worst_case > 0
     assert row.kernel == str(exports / "relu.py") and "def forward" in (exports / "relu.py").read_text()
     *searched, (final_path, final_kw) = calls

@@ -13,10 +13,10 @@ import types
 import pytest
 import torch
 
-from kernelevolve.eval import hostload, integrity, launches, poison, speed, threads
-from kernelevolve.eval.harness import confirm_host_tails
-from kernelevolve.eval.outputs import aliased, not_plain, spans
-from kernelevolve.eval.timing import Timer, TimerConfig, TimingStats
+from kernelevolve.eval.worker import hostload, integrity, launches, poison, speed, threads
+from kernelevolve.eval.worker.harness import confirm_host_tails
+from kernelevolve.eval.worker.outputs import aliased, not_plain, spans
+from kernelevolve.eval.worker.timing import Timer, TimerConfig, TimingStats
 from kernelevolve.platforms.peaks import Peaks
 from kernelevolve.result import CaseResult
 from tests.conftest import ROOT
@@ -84,11 +84,11 @@ def test_thread_watch_sees_threads_left_running_but_not_joined_ones():
 
 
 def test_integrity_covers_code_swaps_class_additions_and_the_harness():
-    import kernelevolve.eval.checking as checking
-    from kernelevolve.eval.correctness import Comparison
+    import kernelevolve.eval.worker.checking as checking
+    from kernelevolve.eval.worker.correctness import Comparison
 
     watched = integrity.harness_modules()
-    assert "kernelevolve.eval.timing.Timer" in watched and "kernelevolve.eval.checking" in watched
+    assert "kernelevolve.eval.worker.timing.Timer" in watched and "kernelevolve.eval.worker.checking" in watched
     before = integrity.fingerprint(watched)
     original = checking.compare
     code = Comparison.merge.__code__
@@ -101,9 +101,9 @@ def test_integrity_covers_code_swaps_class_additions_and_the_harness():
         checking.compare = original
         Comparison.merge.__code__ = code
         del Timer.time_interleaved_fast
-    assert "kernelevolve.eval.checking.compare" in found
-    assert "kernelevolve.eval.correctness.Comparison.merge" in found
-    assert "kernelevolve.eval.timing.Timer.time_interleaved_fast" in found
+    assert "kernelevolve.eval.worker.checking.compare" in found
+    assert "kernelevolve.eval.worker.correctness.Comparison.merge" in found
+    assert "kernelevolve.eval.worker.timing.Timer.time_interleaved_fast" in found
     assert integrity.changed(before, watched) == []
 
 
@@ -203,8 +203,8 @@ def test_threads_check_is_cheap_without_busy_threads():
 def test_unseen_inputs_check_takes_a_second_round_of_new_inputs_before_it_rejects(monkeypatch):
     from types import SimpleNamespace
 
-    from kernelevolve.eval import harness
-    from kernelevolve.eval.harness import CandidateFailure, check_unseen_inputs
+    from kernelevolve.eval.worker import harness
+    from kernelevolve.eval.worker.harness import CandidateFailure, check_unseen_inputs
 
     sets = [[torch.zeros(4)] for _ in range(3)]
     pc = SimpleNamespace(timing_sets=sets, unseen_sets=[[torch.zeros(4)] for _ in range(4)], unseen_refs=[None] * 4)
@@ -270,7 +270,7 @@ def test_speed_checks_on_a_gpu_target_record_the_floor_its_kind_and_the_bytes_at
     on a device measured at 1 TB/s (datasheet 2 TB/s) and 500 TFLOP/s."""
     from types import SimpleNamespace
 
-    from kernelevolve.eval.harness import speed_checks
+    from kernelevolve.eval.worker.harness import speed_checks
     from kernelevolve.result import EvalResult, Status
 
     peaks = Peaks(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from kernelevolve.eval.correctness import compare, inputs_unchanged, norm_bound, snapshot
+from kernelevolve.eval.worker.correctness import compare, inputs_unchanged, norm_bound, snapshot
 
 
 def test_within_tolerance_passes_and_reports_errors():

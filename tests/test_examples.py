@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from kernelevolve.eval import hostload
+from kernelevolve.eval.worker import hostload
 from kernelevolve.problem.problem import load_problem
 from kernelevolve.result import Status
 from tests.conftest import CANDIDATES, EXAMPLES, FIXTURES

@@ -87,7 +87,7 @@ def test_kernel_policy_on_by_default_and_checks_recorded(gpu_evaluator):
 
 
 def test_profile_for_the_memory_agent(gpu_evaluator):
-    """eval/profiling.py on cuda: Triton's compiled-kernel metadata and the torch profiler's kernels and launches."""
+    """eval/worker/profiling.py on cuda: Triton's kernel metadata and the torch profiler's kernels and launches."""
     problem = load_problem(EXAMPLES / "softmax" / "problem.py")
     result = gpu_evaluator.evaluate(problem, EXAMPLES / "softmax" / "candidate_triton.py")
     assert result.status is Status.OK, (result.reason, result.log_tail)

@@ -10,10 +10,13 @@ import sys
 
 import pytest
 
+from kernelevolve.eval.job import EvalOptions
 from kernelevolve.llm.base import LLMError, Message
 from kernelevolve.llm.pricing import PriceTable
 from kernelevolve.llm.providers import RetryPolicy
 from kernelevolve.llm.registry import Ensemble, make_client, parse_spec
+from kernelevolve.operators.replay import ReplayOperator
+from kernelevolve.operators.tune import TuneOperator
 from kernelevolve.operators.universal import ParentContext, UniversalOperator
 from kernelevolve.platforms import get_platform
 from kernelevolve.problem.problem import load_problem
@@ -22,6 +25,7 @@ from kernelevolve.search.driver import Driver, SearchConfig
 from kernelevolve.search.strategies import make_strategy
 from kernelevolve.store.store import Store
 from tests.conftest import FIXTURES
+from tests.doubles import RuleEvaluator
 from tests.fake_llm import Delay, FakeLLMServer, Garbage, Reply
 from tests.fake_llm import Status as HTTPStatus
 
@@ -71,7 +75,7 @@ def _operator(server: FakeLLMServer, timeout_s: float = 5.0) -> UniversalOperato
     )
 
 
-def _driver(store, operator, evaluator, budget, strategy="greedy"):
+def _driver(store, operator, evaluator, budget, strategy="greedy", max_cost=None):
     problem = load_problem(PROBLEM)
     run = store.create_run(
         problem_path=str(problem.path),
@@ -82,8 +86,9 @@ def _driver(store, operator, evaluator, budget, strategy="greedy"):
         budget=budget,
     )
     rng = random.Random(0)
-    config = SearchConfig(budget=budget, draft_steps=3, trials=1, max_inflight=1)
-    return Driver(store, run, problem, None, make_strategy(strategy, rng), [evaluator], config, rng, llm=operator)
+    config = SearchConfig(budget=budget, max_cost=max_cost, max_inflight=1, options=EvalOptions(trials=1))
+    strategy = make_strategy(strategy, rng)
+    return Driver(store, run, problem, strategy, [evaluator], config, rng, tune=TuneOperator(), llm=operator)
 
 
 def test_spec_parsing_and_unknown_provider():
@@ -191,8 +196,7 @@ def test_search_with_an_llm_records_everything_and_replays(tmp_path, cpu_evaluat
     assert usage["calls"] == 5 and usage["failed"] == 1
 
     # Replay: the same responses on the same parents, without any server; same node sequence.
-    replay = make_client("replay", driver.run.id, store=store)
-    op = UniversalOperator(Ensemble([(replay, 1.0)], random.Random(0)), load_problem(PROBLEM), get_platform("cpu"))
+    op = ReplayOperator(store, driver.run.id, load_problem(PROBLEM), get_platform("cpu"))
     replayed = _driver(store, op, cpu_evaluator, budget=10)
     assert replayed.run_search() == "replay: every recorded response has been served"
     again = store.nodes(replayed.run.id)
@@ -201,22 +205,23 @@ def test_search_with_an_llm_records_everything_and_replays(tmp_path, cpu_evaluat
     ]
 
 
-def test_unreachable_llm_stops_the_run_with_the_reason(tmp_path, cpu_evaluator):
+def test_unreachable_llm_stops_the_run_with_the_reason(tmp_path):
     store = Store(tmp_path)
     client = make_client("openai", "m", base_url="http://127.0.0.1:9/v1", timeout_s=0.5, retry=FAST_RETRY)
     op = UniversalOperator(Ensemble([(client, 1.0)], random.Random(0)), load_problem(PROBLEM), get_platform("cpu"))
-    driver = _driver(store, op, cpu_evaluator, budget=5)
+    driver = _driver(store, op, RuleEvaluator(), budget=5)
     reason = driver.run_search()
     assert reason.startswith("the LLM failed 3 times in a row") and "APIConnectionError" in reason
     assert [c["outcome"] for c in store.llm_calls(driver.run.id)] == ["error"] * 3
     assert store.nodes(driver.run.id) == []
 
 
-def test_cost_budget_stops_the_search(tmp_path, cpu_evaluator):
+def test_cost_budget_stops_the_search(tmp_path):
     store = Store(tmp_path)
-    with FakeLLMServer("openai", default=Reply(CORRECT, prompt_tokens=10**6, completion_tokens=0)) as server:
-        driver = _driver(store, _operator(server), cpu_evaluator, budget=10)
-        driver.config.max_cost = 1.5
+    answers = [Reply(WRONG if i % 2 else CORRECT.replace("0.0", f"{i}.0"), prompt_tokens=10**6) for i in range(6)]
+    with FakeLLMServer("openai") as server:
+        server.push(*answers)
+        driver = _driver(store, _operator(server), RuleEvaluator(lambda source: 1.0), budget=10, max_cost=1.5)
         reason = driver.run_search()
     assert reason.startswith("LLM cost budget of $1.5 reached")
     assert len(store.llm_calls(driver.run.id)) == 2

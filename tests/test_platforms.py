@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from kernelevolve.eval.candidate import detect_languages
+from kernelevolve.eval.worker.candidate import detect_languages
 from kernelevolve.platforms import PLATFORMS, default_target, get_platform
 from tests.conftest import CANDIDATES, EXAMPLES
 

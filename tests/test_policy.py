@@ -6,7 +6,7 @@ import textwrap
 
 import pytest
 
-from kernelevolve.eval.policy import violations
+from kernelevolve.eval.worker.policy import violations
 from tests.conftest import EXAMPLES, ROOT
 
 HONEST = ROOT / "tests" / "adversarial" / "honest"

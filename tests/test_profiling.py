@@ -1,4 +1,5 @@
-"""Profiling for the memory agent (eval/profiling.py): parsing and the agent's use of a recorded profile, on the CPU.
+"""Profiling for the memory agent (eval/worker/profiling.py): parsing and the agent's use of a recorded profile, on
+the CPU.
 
 The collection itself needs a GPU (tests/test_gpu.py); here Triton's cache is filled by hand, the profiler's
 events and ncu's CSV are recorded strings, and `ncu` is a stand-in script on PATH.
@@ -16,9 +17,9 @@ from types import SimpleNamespace
 import pytest
 
 from kernelevolve.agents import memory
-from kernelevolve.eval import launches, profiling
-from kernelevolve.eval.candidate import load_candidate
 from kernelevolve.eval.job import EvalJob
+from kernelevolve.eval.worker import launches, profiling
+from kernelevolve.eval.worker.candidate import load_candidate
 from kernelevolve.result import CaseResult, EvalResult, Status
 from tests.conftest import CANDIDATES, EXAMPLES, FIXTURES, ROOT
 
@@ -80,7 +81,7 @@ def test_ncu_subprocess_with_a_stand_in_ncu(tmp_path, monkeypatch):
     assert argv[argv.index("--metrics") + 1].split(",") == list(profiling.NCU_METRICS)
     assert argv[argv.index("--target-processes") + 1] == "all" and "--csv" in argv
     probe = argv[argv.index("-m") + 1 :]
-    assert probe[:5] == ["kernelevolve.eval.ncu_probe", "/p/problem.py", "/c/cand.py", "7", "1"]
+    assert probe[:5] == ["kernelevolve.eval.worker.ncu_probe", "/p/problem.py", "/c/cand.py", "7", "1"]
     fake.write_text("#!/bin/sh\necho '==ERROR== the profiler failed'\nexit 1\n")
     note = profiling.ncu_metrics("/p/problem.py", "/c/cand.py", 7, 1)
     assert isinstance(note, str) and "ncu profiled no kernel (exit status 1)" in note and "failed" in note
@@ -346,8 +347,8 @@ def test_profiling_cannot_change_the_verdict(monkeypatch):
     result then is discarded, and only the profile (and a review note for a decoy-like share) is kept."""
     import torch
 
-    from kernelevolve.eval import harness
     from kernelevolve.eval.job import EvalJob
+    from kernelevolve.eval.worker import harness
     from kernelevolve.result import CaseResult, EvalResult, Status
 
     result = EvalResult(
@@ -378,7 +379,7 @@ def test_profiling_cannot_change_the_verdict(monkeypatch):
 
 
 def test_ncu_probe_names_a_missing_shape_case(capsys):
-    from kernelevolve.eval import ncu_probe
+    from kernelevolve.eval.worker import ncu_probe
 
     problem = str(EXAMPLES / "softmax" / "problem.py")
     candidate = str(EXAMPLES / "softmax" / "candidate_triton.py")

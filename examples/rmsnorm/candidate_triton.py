@@ -14,8 +14,8 @@ import triton.language as tl
 EPS = 1e-6
 
 # Launch parameters; a tuner may re-bind these module constants (values from TUNABLES).
-# Defaults measured best on an H200 (triton 3.6, 4096x4096 fp32: ~3.7 TB/s vs ~0.9 TB/s for
-# the unfused torch eager reference); more rows per program or 32 warps were slower there.
+# Defaults: the fastest of the values tried at 4096x4096 fp32 on a GPU; more rows per program or
+# 32 warps were slower there (measurements: docs/benchmarks/harness.md).
 BLOCK_ROWS = 1
 NUM_WARPS = 8
 

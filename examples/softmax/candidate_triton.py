@@ -12,8 +12,8 @@ import triton
 import triton.language as tl
 
 # Launch parameters; a tuner may re-bind these module constants (values from TUNABLES).
-# Defaults measured best on an H200 (triton 3.6, 4096x4096 fp32: ~3.6 TB/s vs ~2.3 TB/s for
-# torch eager); more rows per program or 32 warps were slower there.
+# Defaults: the fastest of the values tried at 4096x4096 fp32 on a GPU; more rows per program or
+# 32 warps were slower there (measurements: docs/benchmarks/harness.md).
 BLOCK_ROWS = 1
 NUM_WARPS = 8
 

@@ -13,7 +13,10 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from kernelevolve.operators.edits import strategy_of
 from kernelevolve.result import EvalResult, Status
+
+__all__ = ["Analysis", "analyse", "directives", "failed_strategies", "strategy_of"]
 
 ERROR_CLASSES: list[tuple[str, str, str]] = [
     # (class, regex over reason + log tail, what to do about it)
@@ -335,12 +338,6 @@ def analyse(node_id: int, result: EvalResult) -> Analysis:
             + ": specialise for those shapes"
         )
     return a
-
-
-def strategy_of(response_text: str) -> str:
-    """What the model said it changed: the prose before its first code block or edit."""
-    head = re.split(r"```|<<<<<<< SEARCH", response_text, maxsplit=1)[0]
-    return " ".join(head.split())[:240]
 
 
 def failed_strategies(lineage: list[dict[str, Any]]) -> list[str]:

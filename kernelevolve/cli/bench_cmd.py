@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import random
 import time
 from dataclasses import asdict
 from pathlib import Path
@@ -12,16 +11,15 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-from kernelevolve.cli.common import Baseline, Target, app, err, usage_error
-from kernelevolve.cli.search_cmd import RUNS_DIR, llm_operator
+from kernelevolve.cli.common import RUNS_DIR, Baseline, Target, app, err, usage_error
 from kernelevolve.eval.evaluator import Evaluator
+from kernelevolve.eval.job import EvalOptions
 from kernelevolve.platforms import default_target
 from kernelevolve.problem.problem import ProblemError, load_problem, target_speedup
-from kernelevolve.search.driver import Driver, SearchConfig
+from kernelevolve.search import session
 from kernelevolve.search.export import export
-from kernelevolve.search.final_eval import compile_in_search
-from kernelevolve.search.graph import Graph
-from kernelevolve.search.strategies import STRATEGIES, make_strategy
+from kernelevolve.search.session import Limits, LLMSettings, RunSpec, SessionError
+from kernelevolve.search.strategies import STRATEGIES
 from kernelevolve.store.store import Store
 from kernelevolve.suites.bench import (
     BenchItem,
@@ -116,11 +114,11 @@ def bench_command(
                         trials=trials,
                         timeout=timeout,
                         baseline=baseline.value,
-                        compile_baseline=False if no_compile_baseline else None,
+                        compile_baseline=not no_compile_baseline,
                         exports=out / "exports",
                     )
                 )
-            except (ProblemError, OSError) as e:
+            except (ProblemError, SessionError, OSError) as e:
                 rows.append(BenchRow(item.name, "problem_error", False, reason=str(e)))
             except Exception as e:  # noqa: BLE001 - one problem's failure is its row, not the end of the run
                 rows.append(BenchRow(item.name, "error", False, reason=f"{type(e).__name__}: {e}"))
@@ -188,72 +186,47 @@ def _one(
     trials: int,
     timeout: float,
     baseline: str,
-    compile_baseline: bool | None,
+    compile_baseline: bool,
     exports: Path,
     time_s: float | None = None,
 ) -> BenchRow:
-    """A search's row is its exported module's evaluation, with the torch.compile baseline the search ran without
-    (search/final_eval)."""
+    """A search's row is its exported module's evaluation, with the torch.compile baseline the search ran without.
+    The search is a run like optimize's (search/session.py): the same bench command again resumes it."""
     problem = load_problem(item.problem)
     target_of = target_speedup(problem)  # read first: a malformed TARGET_SPEEDUP fails before the search
+    options = EvalOptions(trials=trials, baseline=baseline, compile_baseline=None if compile_baseline else False)
     if no_search:
         if item.seed is None:
             return BenchRow(item.name, "not_evaluated", False, reason="no seed kernel")
-        result = evaluator.evaluate(
-            problem, item.seed, trials=trials, baseline=baseline, compile_baseline=compile_baseline, copy_floor=True
-        )
+        result = evaluator.evaluate(problem, item.seed, options, copy_floor=True)
         return apply_target(row_from(item.name, result, seed=item.seed.name), target_of)
-    seed_source = item.seed.read_text() if item.seed else None
-    operator = llm_operator(llm, llm_base_url, None, store, problem, target, timeout) if llm else None
-    config = {
-        "problem": str(problem.path),
-        "seed": str(item.seed) if item.seed else None,
-        "starts": [str(path) for path in item.starts],
-        "bench": True,
-        "strategy": strategy,
-        "target": target,
-        "llm": sorted(llm),
-    }
-    run = store.create_run(
-        problem_path=str(problem.path),
-        problem_hash=problem.hash,
-        platform=target,
-        config=config,
-        config_hash=f"bench-{time.time_ns()}",
-        budget=budget,
+    spec = RunSpec(
+        item.problem,
+        item.seed,
+        tuple(item.starts),
+        target,
+        strategy,
+        trials,
+        baseline,
+        compile_baseline,
+        llm=tuple(llm),
+        tag="bench",
     )
-    rng = random.Random(0)
-    search = SearchConfig(
-        budget=budget,
-        time_s=time_s,
-        trials=trials,
-        baseline=baseline,
-        compile_baseline=compile_in_search(baseline, compile_baseline),
-    )
-    starts = [(path.name, path.read_text()) for path in item.starts]
-    stopped = Driver(
-        store,
-        run,
-        problem,
-        seed_source,
-        make_strategy(strategy, rng),
-        [evaluator],
-        search,
-        rng,
-        llm=operator,
-        starts=starts,
-    ).run_search()
-    nodes = store.nodes(run.id)
-    searched = f"{len(nodes)} nodes; {stopped}"
-    best = Graph.from_store(nodes).best()
-    if best is None:
+    limits = Limits(budget=budget, time_s=time_s)
+    opened = session.open_run(store, spec, limits)
+    operator = session.llm_operator(opened, LLMSettings(llm_base_url, timeout_s=timeout))
+    stopped = session.build_driver(opened, [evaluator], limits, llm=operator, warm_start=False).run_search()
+    outcome = session.finish(opened, stopped)
+    searched = f"{outcome.evaluations} nodes; {stopped}"
+    if outcome.best_node is None:
+        nodes = store.nodes(opened.run.id)
         first = store.evaluation(nodes[0].id) if nodes else None
         why = f"; the seed: {first.status.value}: {first.reason}" if first is not None else ""
         return BenchRow(
             item.name,
             "no_correct_kernel",
             False,
-            run=run.id,
+            run=opened.run.id,
             reason=f"the search found no correct kernel{why}",
             search=searched,
         )
@@ -261,16 +234,9 @@ def _one(
     # none beat it. It calls the reference, so the kernel policy is off for it (its kernels passed it in the search).
     exported = exports / f"{item.name}.py"
     exported.parent.mkdir(parents=True, exist_ok=True)
-    export(store, run, exported)
-    final = evaluator.evaluate(
-        problem,
-        exported,
-        trials=trials,
-        baseline=baseline,
-        compile_baseline=compile_baseline,
-        require_kernel=False,
-        copy_floor=True,  # the row's account of a missed target: the case's time beside a copy of its bytes
-    )
-    row = row_from(item.name, final, seed=item.seed.name if item.seed else "", run=run.id, kernel=str(exported))
+    export(store, opened.run, exported)
+    # copy_floor: the row's account of a missed target, the case's time beside a copy of its bytes
+    final = evaluator.evaluate(problem, exported, options, require_kernel=False, copy_floor=True)
+    row = row_from(item.name, final, seed=item.seed.name if item.seed else "", run=opened.run.id, kernel=str(exported))
     row.search = searched
     return apply_target(row, target_of)

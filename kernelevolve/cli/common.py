@@ -1,11 +1,15 @@
-"""What every subcommand shares: the app, stderr console, exit codes, option enums."""
+"""What every subcommand shares: the app, stderr console, exit codes, option choices."""
 
 from __future__ import annotations
 
 from enum import Enum
+from pathlib import Path
 
 import typer
 from rich.console import Console
+
+from kernelevolve.eval.job import BASELINES, PROFILE_HELP, PROFILES
+from kernelevolve.platforms import PLATFORMS
 
 app = typer.Typer(
     add_completion=False, no_args_is_help=True, help="Search for kernels faster than PyTorch, and prove them correct."
@@ -13,17 +17,17 @@ app = typer.Typer(
 err = Console(stderr=True, soft_wrap=True)
 
 EXIT_CORRECT, EXIT_NOT_CORRECT, EXIT_USAGE = 0, 1, 2
+__all__ = ["DB", "PROFILE_HELP", "RUNS_DIR", "Baseline", "Profile", "Target", "app", "err", "usage_error"]
 
 
-class Target(str, Enum):
-    cpu = "cpu"
-    cuda = "cuda"
-    rocm = "rocm"
+# The choices are the engine's own words (platforms, eval/job.py), not a second list of them.
+Target = Enum("Target", {name: name for name in PLATFORMS}, type=str)
+Baseline = Enum("Baseline", {word: word for word in BASELINES}, type=str)
+Profile = Enum("Profile", {word: word for word in PROFILES}, type=str)
 
 
-class Baseline(str, Enum):
-    eager = "eager"
-    compile = "compile"
+RUNS_DIR = typer.Option(Path("runs"), "--runs-dir", help="where runs, their store and artifacts live")
+DB = typer.Option(None, "--db", help="SQLAlchemy URL of the store (default: SQLite in the runs directory)")
 
 
 def usage_error(message: str) -> typer.Exit:

@@ -5,29 +5,27 @@ from __future__ import annotations
 import json
 import sys
 from contextlib import nullcontext
-from enum import Enum
 from pathlib import Path
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from kernelevolve.cli.common import EXIT_CORRECT, EXIT_NOT_CORRECT, Baseline, Target, app, err, usage_error
+from kernelevolve.cli.common import (
+    EXIT_CORRECT,
+    EXIT_NOT_CORRECT,
+    PROFILE_HELP,
+    Baseline,
+    Profile,
+    Target,
+    app,
+    err,
+    usage_error,
+)
 from kernelevolve.eval.evaluator import Evaluator
 from kernelevolve.platforms import PLATFORMS, default_target
 from kernelevolve.problem.problem import ProblemError, load_problem
 from kernelevolve.result import EvalResult
-
-
-class Profile(str, Enum):
-    """What the harness collects for the memory agent on cuda (eval/profiling.py)."""
-
-    off = "off"
-    auto = "auto"  # Triton's compiled-kernel metadata and the torch profiler's kernels and launches
-    ncu = "ncu"  # also Nsight Compute metrics (needs ncu on PATH)
-
-
-PROFILE_HELP = "cuda: off, auto (Triton metadata, torch profiler) or ncu (also Nsight Compute, needs ncu on PATH)"
 
 
 @app.command("eval")

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
-import random
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 
 import typer
@@ -15,23 +14,17 @@ from rich.console import Console
 from rich.live import Live
 from rich.table import Table
 
-from kernelevolve.agents import lessons
-from kernelevolve.cli.common import Baseline, Target, app, err, usage_error
-from kernelevolve.cli.eval_cmd import PROFILE_HELP, Profile
+from kernelevolve.cli.common import DB, PROFILE_HELP, RUNS_DIR, Baseline, Profile, Target, app, err, usage_error
 from kernelevolve.eval.evaluator import Evaluator
 from kernelevolve.platforms import default_target
-from kernelevolve.problem.problem import Problem, ProblemError, load_problem, source_hash
-from kernelevolve.result import EvalResult
-from kernelevolve.search.driver import Driver, Progress, SearchConfig
-from kernelevolve.search.final_eval import compile_in_search, with_compile_baseline
+from kernelevolve.problem.problem import ProblemError
+from kernelevolve.search import session
+from kernelevolve.search.driver import Progress
 from kernelevolve.search.graph import Graph
-from kernelevolve.search.strategies import STRATEGIES, make_strategy
+from kernelevolve.search.session import Limits, LLMSettings, RunSpec, SessionError
+from kernelevolve.search.strategies import STRATEGIES
 from kernelevolve.store.models import Run
 from kernelevolve.store.store import Store, StoreError
-from kernelevolve.suites.bench import row_from
-
-RUNS_DIR = typer.Option(Path("runs"), "--runs-dir", help="where runs, their store and artifacts live")
-DB = typer.Option(None, "--db", help="SQLAlchemy URL of the store (default: SQLite in the runs directory)")
 
 
 def _open_store(runs_dir: Path, db: str | None) -> Store:
@@ -97,35 +90,6 @@ def _summary(store: Store, run: Run, console: Console, top: int = 5) -> None:
         console.print(f"lineage of the best: {lineage}", highlight=False)
 
 
-def llm_operator(
-    specs: list[str], base_url: str | None, prices: Path | None, store: Store, problem, target: str, timeout: float
-):
-    """The universal operator over the ensemble the --llm specs name; usage errors for bad specs."""
-    from kernelevolve.llm.base import LLMError
-    from kernelevolve.llm.pricing import PriceTable
-    from kernelevolve.llm.registry import Ensemble, make_client, parse_spec
-    from kernelevolve.operators.universal import UniversalOperator
-    from kernelevolve.platforms import get_platform
-
-    try:
-        table = PriceTable.load(prices)
-        clients = []
-        for spec in specs:
-            provider, model, weight = parse_spec(spec)
-            clients.append((make_client(provider, model, base_url=base_url, timeout_s=timeout, store=store), weight))
-        unpriced = [c.name for c, _ in clients if not table.priced(c.name)]
-        if unpriced:
-            err.print(f"note: no price for {', '.join(unpriced)}: its cost is counted as 0 (see --prices)")
-        return UniversalOperator(Ensemble(clients, random.Random(0)), problem, get_platform(target), prices=table)
-    except (LLMError, ValueError) as e:
-        raise usage_error(str(e)) from None
-
-
-def _config_hash(config: dict) -> str:
-    keyed = {k: v for k, v in config.items() if k not in ("budget", "time_s", "stall", "target_speedup")}
-    return hashlib.sha256(json.dumps(keyed, sort_keys=True).encode()).hexdigest()[:16]
-
-
 @app.command("optimize")
 def optimize_command(
     problem: Path | None = typer.Argument(None, help="problem file (not needed with --resume)"),
@@ -176,192 +140,92 @@ def optimize_command(
 ) -> None:
     """Search for a faster kernel from --seed (tune operator) and/or with an LLM; resumable at any point."""
     store = _open_store(runs_dir, db)
-    if resume:
-        run = store.get_run(resume)
-        if run is None:
-            raise usage_error(f"no run {resume!r} in {store.url}; `kernelevolve runs` lists them")
-        config = json.loads(run.config)
-        problem_path = Path(config["problem"])
-        seed_path = Path(config["seed"]) if config.get("seed") else None
-        start = [Path(s) for s in config.get("starts", [])]
-        llm = llm or config.get("llm", [])
-    else:
-        if problem is None:
-            raise usage_error("optimize needs PROBLEM (or --resume RUN)")
-        if seed is None and not llm:
-            raise usage_error("without an LLM (--llm) the search needs a starting kernel: --seed KERNEL")
-        problem_path, seed_path = problem, seed
+    limits = Limits(budget, time_limit, stall, target_speedup, max_cost)
+    settings = LLMSettings(llm_base_url, prices, timeout, agent_budget if agent else 0)
     try:
-        prob = load_problem(problem_path)
-    except ProblemError as e:
-        raise usage_error(str(e)) from None
-    if seed_path is not None and not seed_path.is_file():
-        raise usage_error(f"{seed_path}: no such seed kernel")
-    seed_source = seed_path.read_text() if seed_path is not None else None
-    missing = [str(path) for path in start if not path.is_file()]
-    if missing:
-        raise usage_error(f"{', '.join(missing)}: no such starting kernel")
-    starts = [(path.name, path.read_text()) for path in start]
-    tgt = config["target"] if resume else (target.value if target else None) or default_target()
-    operator = llm_operator(llm, llm_base_url, prices, store, prob, tgt, timeout) if llm else None
-    if operator is not None and agent:
-        operator.agent_budget = agent_budget
-    if dry_run:
-        path = runs_dir / f"prompt-{prob.name}.md"
-        if operator is None:
-            raise usage_error("--dry-run shows the LLM's first prompt: give --llm")
-        messages = operator.messages(None)
-        path.write_text("\n\n".join(f"## {m.role}\n\n{m.content}" for m in messages))
-        err.print(f"wrote the first prompt to {path}; nothing was called")
-        raise typer.Exit(0)
-    if not resume:
-        if strategy not in STRATEGIES:
-            raise usage_error(f"unknown strategy {strategy!r}: choose one of {', '.join(STRATEGIES)}")
-        config = {
-            "problem": str(prob.path),
-            "problem_hash": prob.hash,
-            "seed": str(seed_path.resolve()) if seed_path else None,
-            "seed_hash": source_hash(seed_source) if seed_source else None,
-            **({"starts": [str(path.resolve()) for path in start]} if start else {}),
-            "target": tgt,
-            "strategy": strategy,
-            "trials": trials,
-            "baseline": baseline.value,
-            "compile_baseline": not no_compile_baseline,
-            "rng_seed": rng_seed,
-            "llm": sorted(llm),
-            "signature": lessons.signature(prob.source),
-        }
-    config.update(budget=budget, time_s=time_limit, stall=stall, target_speedup=target_speedup)
-    chash = _config_hash(config)
-    run = store.get_run(resume) if resume else store.find_resumable(chash)
-    if run is None:
-        run = store.create_run(
-            problem_path=str(prob.path),
-            problem_hash=prob.hash,
-            platform=config["target"],
-            config=config,
-            config_hash=chash,
-            budget=budget,
-        )
-        what = f"run {run.id} started"
-    else:
-        store.update_run(run.id, config=json.dumps(config, sort_keys=True))
-        what = f"run {run.id} resumed ({len(store.nodes(run.id))} nodes stored)"
-    using = f"LLM {', '.join(llm)} and the tune operator" if llm else "no LLM configured: using the tune operator only"
-    err.print(f"{what}; {using}", highlight=False)
-
-    rng = random.Random(f"{config['rng_seed']}:{len(store.nodes(run.id))}")
-    strat = make_strategy(config["strategy"], rng, json.loads(run.strategy_state or "{}"))
-    search = SearchConfig(
-        budget=budget,
-        time_s=time_limit,
-        stall=stall,
-        target_speedup=target_speedup,
-        max_cost=max_cost,
-        draft_steps=draft_steps,
-        trials=config["trials"],
-        baseline=config["baseline"],
-        compile_baseline=compile_in_search(config["baseline"], None if config["compile_baseline"] else False),
-        profile=profile.value,
-    )
-    try:
-        indices = [int(d) for d in devices.split(",")] if config["target"] != "cpu" else [0]
-    except ValueError:
-        raise usage_error(f"--devices must be comma-separated GPU indices, not {devices!r}") from None
-    evaluators = [Evaluator(config["target"], timeout_s=timeout, prestart=True, device_index=i) for i in indices]
-    past = []
-    if warm_start and not store.nodes(run.id):
-        past = lessons.similar_best(store, prob.source, config["target"], exclude_run=run.id)
-        for k in past:
-            err.print(
-                f"warm start: run {k.run_id}'s best kernel (node {k.node_id}, {k.problem}, fitness "
-                f"{k.fitness:.3f}, similarity {k.similarity:.2f})",
-                highlight=False,
+        if resume:
+            spec = session.stored_spec(store, resume)
+            spec = replace(spec, llm=tuple(llm)) if llm else spec
+        elif problem is None:
+            raise SessionError("optimize needs PROBLEM (or --resume RUN)")
+        else:
+            spec = RunSpec(
+                problem,
+                seed,
+                tuple(start),
+                (target.value if target else None) or default_target(),
+                strategy,
+                trials,
+                baseline.value,
+                not no_compile_baseline,
+                rng_seed,
+                tuple(llm),
             )
+        if dry_run:
+            name, prompt = session.first_prompt(store, spec, settings)
+            path = runs_dir / f"prompt-{name}.md"
+            path.write_text(prompt)
+            err.print(f"wrote the first prompt to {path}; nothing was called")
+            raise typer.Exit(0)
+        opened = session.open_run(store, spec, limits, run_id=resume)
+        operator = session.llm_operator(opened, settings)
+        evaluators = _evaluators(spec.target, devices, timeout)
+    except SessionError as e:
+        raise usage_error(str(e)) from None
+    what = f"run {opened.run.id} " + (f"resumed ({opened.stored_nodes} nodes stored)" if opened.resumed else "started")
+    using = (
+        f"LLM {', '.join(spec.llm)} and the tune operator"
+        if spec.llm
+        else "no LLM configured: using the tune operator only"
+    )
+    err.print(f"{what}; {using}", highlight=False)
     console = Console(stderr=True)
     try:
         with display(console) as update:
-            driver = Driver(
-                store,
-                run,
-                prob,
-                seed_source,
-                strat,
+            driver = session.build_driver(
+                opened,
                 evaluators,
-                search,
-                rng,
-                on_update=update,
+                limits,
                 llm=operator,
-                warm_start=past,
-                starts=starts,
+                draft_steps=draft_steps,
+                profile=profile.value,
+                warm_start=warm_start,
+                on_update=update,
             )
+            for note in opened.notes:
+                err.print(note, highlight=False)
             reason = driver.run_search()
-        final = _final_with_compile(store, run, prob, config, evaluators[0], console)
+        with console.status("finishing: lessons, and the best kernel against torch.compile where it was not timed"):
+            outcome = session.finish(opened, reason, evaluators[0])
     except ProblemError as e:
         raise usage_error(str(e)) from None
     except KeyboardInterrupt:
-        err.print(f"interrupted; continue with: kernelevolve optimize --resume {run.id} --runs-dir {runs_dir}")
+        err.print(f"interrupted; continue with: kernelevolve optimize --resume {opened.run.id} --runs-dir {runs_dir}")
         raise typer.Exit(130) from None
     finally:
         for ev in evaluators:
             ev.close()
     err.print(f"stopped: {reason}", highlight=False)
-    graph = Graph.from_store(store.nodes(run.id))
-    best = graph.best()
-    seed_node = graph.nodes[graph.order[0]] if graph.order else None
     if as_json:
-        best_row = next((n for n in store.nodes(run.id) if best and n.id == best.id), None)
-        out = {
-            "run": run.id,
-            "evaluations": len(graph),
-            "stop_reason": reason,
-            "seed_fitness": seed_node.fitness if seed_node else None,
-            "best_fitness": best.fitness if best else None,
-            "best_speedup": best.speedup if best else None,
-            "best_node": best.id if best else None,
-            "best_kernel": str(store.path(best_row.kernel_path).resolve()) if best_row else None,
-            "best_speedup_compile": _compile_speedup(final),
-            "llm_calls": sum(int(u["calls"]) for u in store.llm_usage(run.id).values()),
-            "llm_cost": sum(u["cost"] for u in store.llm_usage(run.id).values()),
-        }
-        sys.stdout.write(json.dumps(out) + "\n")
+        sys.stdout.write(json.dumps(outcome.to_json()) + "\n")
     else:
-        _summary(store, run, Console())
-        if final is not None:
-            ratio = _compile_speedup(final)
-            shown = f"{ratio:.3g}x" if ratio else f"not measured ({final.compile_baseline or final.reason})"
+        _summary(store, opened.run, Console())
+        if outcome.final is not None:
+            ratio = outcome.best_speedup_compile
+            shown = (
+                f"{ratio:.3g}x" if ratio else f"not measured ({outcome.final.compile_baseline or outcome.final.reason})"
+            )
             Console().print(f"best kernel against torch.compile: {shown}", highlight=False)
-    raise typer.Exit(0 if best else 1)
+    raise typer.Exit(0 if outcome.best_node is not None else 1)
 
 
-def _final_with_compile(
-    store: Store, run: Run, prob: Problem, config: dict, evaluator: Evaluator, console: Console
-) -> EvalResult | None:
-    """The best kernel evaluated once with the torch.compile baseline the search ran without (search/final_eval);
-    written beside the run's nodes as best_with_compile.json."""
-    best = Graph.from_store(store.nodes(run.id)).best()
-    row = next((n for n in store.nodes(run.id) if best and n.id == best.id), None)
-    if row is None:
-        return None
-    with console.status("evaluating the best kernel against torch.compile"):
-        final = with_compile_baseline(
-            evaluator,
-            prob,
-            store.path(row.kernel_path),
-            trials=config["trials"],
-            baseline=config["baseline"],
-            compile_baseline=None if config["compile_baseline"] else False,
-        )
-    if final is not None:
-        store.path(run.id).mkdir(parents=True, exist_ok=True)
-        store.path(f"{run.id}/best_with_compile.json").write_text(final.model_dump_json(indent=1, exclude={"log_tail"}))
-    return final
-
-
-def _compile_speedup(result: EvalResult | None) -> float | None:
-    """Geometric mean over the cases of the compiled baseline's time over the kernel's (None where not timed)."""
-    return row_from("best", result).speedup_compile if result is not None else None
+def _evaluators(target: str, devices: str, timeout: float) -> list[Evaluator]:
+    """One evaluator per GPU (one on the cpu target: concurrent timings would disturb each other)."""
+    try:
+        indices = [int(d) for d in devices.split(",")] if target != "cpu" else [0]
+    except ValueError:
+        raise SessionError(f"--devices must be comma-separated GPU indices, not {devices!r}") from None
+    return [Evaluator(target, timeout_s=timeout, prestart=True, device_index=i) for i in indices]
 
 
 @app.command("runs")

@@ -16,15 +16,16 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
-from kernelevolve.eval.job import EvalJob
-from kernelevolve.eval.worker import DEVICE_ENV, MEMORY_LIMIT_ENV, RESULT_FD_ENV
+from kernelevolve.eval import spawn
+from kernelevolve.eval.job import EvalJob, EvalOptions
+from kernelevolve.eval.spawn import DEVICE_ENV, MEMORY_LIMIT_ENV, RESULT_FD_ENV
 from kernelevolve.platforms import get_platform
 from kernelevolve.problem.problem import Problem, ProblemError
 from kernelevolve.result import EvalResult, Status
 
-PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])
 LOG_TAIL_CHARS = 4000
 READY_TIMEOUT_S = 180.0
 
@@ -46,26 +47,23 @@ class WorkerProcess:
         self.started = time.monotonic()
         self.log = tempfile.TemporaryFile()
         read_fd, write_fd = os.pipe()
-        env = os.environ.copy()
-        env.update(platform.worker_env())
+        env = spawn.child_env(platform.worker_env())
         env[RESULT_FD_ENV] = str(write_fd)
         env["PYTHONUNBUFFERED"] = "1"
         # The compile baseline compiles in the worker itself: inductor's subprocess pool would start a timer
         # thread at an unpredictable moment, which the threads check would blame on the candidate.
         env["TORCHINDUCTOR_COMPILE_THREADS"] = "1"
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (PACKAGE_ROOT, env.get("PYTHONPATH")) if p)
         if platform.device_type != "cpu":
             env[DEVICE_ENV] = str(device_index)
         else:
             limit = default_memory_limit() if memory_limit is None else memory_limit
             env[MEMORY_LIMIT_ENV] = str(limit)
-        self.proc = subprocess.Popen(
+        self.proc = spawn.start(  # its own process group, killed whole
             [sys.executable, "-m", "kernelevolve.eval.worker"],
             stdin=subprocess.PIPE,
             stdout=self.log,
             stderr=subprocess.STDOUT,
             pass_fds=(write_fd,),
-            start_new_session=True,  # its own process group, killed whole
             env=env,
         )
         os.close(write_fd)
@@ -103,11 +101,7 @@ class WorkerProcess:
 
     def kill(self) -> int:
         """Kill the whole process group (the candidate's children too); returns the worker's exit status."""
-        try:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-        code = self.proc.wait()
+        code = spawn.kill_group(self.proc)
         self._events.close()
         return code
 
@@ -140,10 +134,9 @@ class Evaluator:
         prestart: bool | int = False,
         memory_limit: int | None = None,
     ):
-        """prestart: spare workers kept started (True: one on the CPU, four on a GPU, where a worker's start, 3-5 s
-        of imports and CUDA context, is longer than a typical evaluation: with two spares, back-to-back
-        evaluations on an H200 still waited for workers, 8.5 s each against 5.7 s with four; see
-        docs/benchmarks/search.md)."""
+        """prestart: spare workers kept started (True: one on the CPU, four on a GPU, where a worker's start,
+        imports and CUDA context, takes longer than a typical evaluation, so back-to-back evaluations would wait for
+        fewer spares; docs/benchmarks/search.md measures two against four)."""
         self.platform = get_platform(target)
         self.target = target
         self.timeout_s = timeout_s
@@ -170,43 +163,32 @@ class Evaluator:
         self,
         problem: Problem,
         candidate: str | Path,
+        options: EvalOptions | None = None,
+        /,
         *,
-        trials: int = 3,
-        baseline: str = "eager",
-        compile_baseline: bool | None = None,
         seed: int | None = None,
-        require_kernel: bool | None = None,
-        timed: bool = True,
-        profile: str = "auto",
-        copy_floor: bool = False,
-        **timing: float,
+        **fields: object,
     ) -> EvalResult:
         """Raises ProblemError for a malformed problem; every candidate failure is a result.
 
-        require_kernel: the kernel policy (None: the target's default, on for GPUs); timed=False checks
-        correctness only; profile: "off", "auto" or "ncu" (eval/profiling.py, cuda only); copy_floor: also time a
-        device copy of each case's minimum bytes (CaseResult.t_copy_ms)."""
+        options: how to evaluate (eval/job.py); keyword `fields` override single options (`trials=1`), so a
+        caller states only what differs from the defaults. seed: the job's seed (default: drawn per call)."""
         candidate_path = Path(candidate)
         if not candidate_path.is_file():
             raise FileNotFoundError(f"{candidate_path}: no such candidate file")
-        if baseline not in ("eager", "compile"):
-            raise ValueError(f"baseline must be 'eager' or 'compile', not {baseline!r}")
-        if profile not in ("off", "auto", "ncu"):
-            raise ValueError(f"profile must be 'off', 'auto' or 'ncu', not {profile!r}")
+        opts = replace(options or EvalOptions(), **fields)  # an unknown name is a TypeError, a bad word a ValueError
         job = EvalJob(
             problem_path=str(problem.path),
             candidate_path=str(candidate_path.resolve()),
             target=self.target,
             seed=secrets.randbits(62) if seed is None else seed,
-            trials=trials,
-            baseline=baseline,
-            compile_baseline=self.platform.compile_baseline if compile_baseline is None else compile_baseline,
             device_index=self.device_index,
-            require_kernel=require_kernel,
-            timed=timed,
-            profile=profile,
-            copy_floor=copy_floor,
-            **timing,
+            **{
+                **opts.fields(),
+                "compile_baseline": self.platform.compile_baseline
+                if opts.compile_baseline is None
+                else opts.compile_baseline,
+            },
         )
         worker = self._worker()
         try:

@@ -1,8 +1,48 @@
-"""What the parent asks a worker to do: one candidate against one problem (torch-free, parent side)."""
+"""What the parent asks a worker to do: one candidate against one problem (torch-free, parent side).
+
+`EvalOptions` is the one vocabulary of evaluation options: the CLI's choices, the search's configuration and
+the worker's job all take their words from here.
+"""
 
 from __future__ import annotations
 
+from dataclasses import asdict, dataclass
+from typing import Literal
+
 from pydantic import BaseModel
+
+BASELINES = ("eager", "compile")
+PROFILES = ("off", "auto", "ncu")
+Baseline = Literal["eager", "compile"]
+Profile = Literal["off", "auto", "ncu"]
+PROFILE_HELP = "cuda: off, auto (Triton metadata, torch profiler) or ncu (also Nsight Compute, needs ncu on PATH)"
+
+
+@dataclass(frozen=True)
+class EvalOptions:
+    """How one candidate is evaluated, beside which problem and target."""
+
+    trials: int = 3  # correctness trials with fresh inputs per shape case
+    baseline: Baseline = "eager"  # what fitness uses
+    compile_baseline: bool | None = None  # time torch.compile; None: the platform's default
+    profile: Profile = "auto"  # "off" | "auto" (cuda: Triton metadata + torch.profiler) | "ncu" (also Nsight Compute)
+    copy_floor: bool = False  # also time a device copy of each case's minimum bytes, interleaved with the rest
+    require_kernel: bool | None = None  # the kernel policy; None: the platform's default
+    timed: bool = True  # False: correctness only (check-problem's probes)
+    timing_sets: int = 3  # distinct input sets the timer rotates over
+    max_iters: int = 100
+    budget_s: float = 1.0  # timing budget per function per case
+
+    def __post_init__(self) -> None:
+        if self.baseline not in BASELINES:
+            raise ValueError(f"baseline must be one of {', '.join(BASELINES)}, not {self.baseline!r}")
+        if self.profile not in PROFILES:
+            raise ValueError(f"profile must be one of {', '.join(PROFILES)}, not {self.profile!r}")
+        if self.trials < 1:
+            raise ValueError(f"trials must be at least 1, not {self.trials}")
+
+    def fields(self) -> dict:
+        return asdict(self)
 
 
 class EvalJob(BaseModel):
@@ -11,13 +51,13 @@ class EvalJob(BaseModel):
     target: str
     seed: int  # drawn by the parent per evaluation; every input and parameter seed derives from it
     trials: int = 3
-    baseline: str = "eager"  # what fitness uses: "eager" | "compile"
+    baseline: str = "eager"
     compile_baseline: bool = True
     device_index: int = 0
-    timing_sets: int = 3  # distinct input sets the timer rotates over
+    timing_sets: int = 3
     max_iters: int = 100
-    budget_s: float = 1.0  # timing budget per function per case
-    timed: bool = True  # False: correctness only (check-problem's probes)
-    require_kernel: bool | None = None  # the kernel policy; None: the platform's default
-    profile: str = "auto"  # "off" | "auto" (cuda: Triton metadata + torch.profiler) | "ncu" (also Nsight Compute)
-    copy_floor: bool = False  # also time a device copy of each case's minimum bytes, interleaved with the rest
+    budget_s: float = 1.0
+    timed: bool = True
+    require_kernel: bool | None = None
+    profile: str = "auto"
+    copy_floor: bool = False

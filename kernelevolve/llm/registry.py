@@ -36,17 +36,12 @@ def make_client(
     *,
     base_url: str | None = None,
     timeout_s: float = 300.0,
-    store=None,
     retry: RetryPolicy | None = None,
 ) -> LLMClient:
     if provider in OPENAI_COMPATIBLE:
         return OpenAICompatible(provider, model, base_url=base_url, timeout_s=timeout_s, retry=retry)
     if provider == "anthropic":
         return Anthropic(model, base_url=base_url, timeout_s=timeout_s, retry=retry)
-    if provider == "replay":
-        from kernelevolve.llm.replay import ReplayClient
-
-        return ReplayClient(store, model)
     raise LLMError(f"unknown LLM provider {provider!r}: use one of {', '.join(OPENAI_COMPATIBLE)}, anthropic, replay")
 
 

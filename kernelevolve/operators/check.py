@@ -1,21 +1,19 @@
 """The agent's fast check: does the file parse, import and build (C++/CUDA extensions), without timing?
 
-Runs in its own process under a timeout, like any candidate code. Triton kernels compile at their first
-launch, so their compile errors show in the evaluation, not here.
+Runs in its own process group under a timeout, like any candidate code: on timeout the whole group is killed,
+a compiler the import started (ninja, g++, nvcc) included. Triton kernels compile at their first launch, so their
+compile errors show in the evaluation, not here.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
+from kernelevolve.eval import spawn
 from kernelevolve.platforms import get_platform
-
-PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])
 
 
 def fast_check(source: str, target: str, timeout_s: float = 180.0) -> str:
@@ -23,18 +21,9 @@ def fast_check(source: str, target: str, timeout_s: float = 180.0) -> str:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "kernel.py"
         path.write_text(source)
-        env = {**os.environ, **get_platform(target).worker_env()}
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (PACKAGE_ROOT, env.get("PYTHONPATH")) if p)
-        try:
-            p = subprocess.run(
-                [sys.executable, "-m", "kernelevolve.operators.check", str(path)],
-                capture_output=True,
-                text=True,
-                timeout=timeout_s,
-                env=env,
-                start_new_session=True,
-            )
-        except subprocess.TimeoutExpired:
+        env = spawn.child_env(get_platform(target).worker_env())
+        p = spawn.run([sys.executable, "-m", "kernelevolve.operators.check", str(path)], timeout_s=timeout_s, env=env)
+        if p is None:
             return f"check failed: importing the file took more than {timeout_s:g} s"
         lines = [ln for ln in p.stdout.splitlines() if ln.startswith("{")]
         if p.returncode == 0 and lines:
@@ -44,7 +33,7 @@ def fast_check(source: str, target: str, timeout_s: float = 180.0) -> str:
 
 
 def _main(path: str) -> None:
-    from kernelevolve.eval.candidate import CandidateLoadError, detect_languages, load_candidate
+    from kernelevolve.eval.worker.candidate import CandidateLoadError, detect_languages, load_candidate
     from kernelevolve.platforms import extension_cache
 
     extension_cache.install()

@@ -471,3 +471,9 @@ def _binds_modelnew(node: ast.stmt) -> bool:
         children += [stmt for handler in getattr(node, "handlers", []) for stmt in handler.body]
         return any(_binds_modelnew(child) for child in children)
     return False
+
+
+def strategy_of(response_text: str) -> str:
+    """What the model said it changed: the prose before its first code block or edit."""
+    head = re.split(r"```|<<<<<<< SEARCH", response_text, maxsplit=1)[0]
+    return " ".join(head.split())[:240]

@@ -12,6 +12,10 @@ import ast
 import random
 from dataclasses import dataclass
 
+from kernelevolve.operators.base import Proposal, Request
+from kernelevolve.problem.problem import source_hash
+from kernelevolve.result import EvalResult
+
 LAUNCH_CHOICES = {"num_warps": [1, 2, 4, 8, 16, 32], "num_stages": [1, 2, 3, 4, 5]}
 
 
@@ -152,3 +156,60 @@ def crossover(source_a: str, source_b: str, rng: random.Random) -> tuple[str, di
     child = {name: (a[name] if rng.random() < 0.5 else b[name]) for name in a}
     new = apply(source_a, child)
     return new, current_values(new)
+
+
+def has_tunables(source: str) -> bool:
+    try:
+        return bool(find_tunables(source))
+    except (TuneError, SyntaxError):
+        return False
+
+
+def params_of(source: str) -> dict[str, int]:
+    """A kernel's tunable values, {} for a kernel without any (what a node records as its params)."""
+    return current_values(source) if has_tunables(source) else {}
+
+
+MAX_PROPOSAL_TRIES = 25
+
+
+class TuneOperator:
+    """The tune operator behind the driver's `Propose` port: a mutation of one parent, or a crossover of two."""
+
+    name = "tune"
+    cost = 0.0
+
+    def propose(self, request: Request) -> Proposal:
+        """A candidate no node has; after a repeat, asks the driver for another selection (request.reselect)."""
+        for attempt in range(MAX_PROPOSAL_TRIES):
+            if attempt and request.reselect is not None:
+                request = request.reselect() or request
+            parents = request.parents
+            try:
+                if len(request.sources) == 2:
+                    try:
+                        source, params = crossover(request.sources[0], request.sources[1], request.rng)
+                        operator = "crossover"
+                    except TuneError:
+                        source, params = mutate(request.sources[0], request.rng)
+                        operator, parents = "tune", parents[:1]
+                else:
+                    source, params = mutate(request.sources[0], request.rng)
+                    operator = "tune"
+            except TuneError as e:
+                return Proposal("tune", parents, stop=f"cannot tune: {e}")
+            h = source_hash(source)
+            if h not in request.known:
+                before = current_values(request.sources[0])
+                changed = {k: v for k, v in params.items() if before.get(k) != v}
+                strategy = f"{operator}: " + ", ".join(f"{k}={v}" for k, v in sorted(changed.items()))
+                return Proposal(operator, parents, source, h, params, request.island, strategy=strategy)
+        return Proposal(
+            "tune", request.parents, stop=f"search space exhausted: no new candidate in {MAX_PROPOSAL_TRIES} proposals"
+        )
+
+    def feedback(self, proposal: Proposal, result: EvalResult | None) -> None:
+        """Nothing to learn: the strategy's selection carries what worked."""
+
+    def stop_reason(self) -> str:
+        return ""

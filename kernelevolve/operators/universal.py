@@ -8,7 +8,6 @@ parent kernel, its evaluation (status, reason, per-case errors and timings, log 
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -17,9 +16,14 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from kernelevolve.llm.base import LLMError, LLMResponse, Message
 from kernelevolve.llm.pricing import PriceTable
 from kernelevolve.llm.registry import Ensemble
+from kernelevolve.operators.base import ParentContext, Proposal, Request
+from kernelevolve.operators.tune import params_of
 from kernelevolve.platforms.base import Platform
-from kernelevolve.problem.problem import Problem
-from kernelevolve.result import EvalResult
+from kernelevolve.problem.problem import Problem, source_hash
+from kernelevolve.result import EvalResult, Status
+from kernelevolve.store.store import LLMCallRecord
+
+__all__ = ["ParentContext", "UniversalOperator", "shape_cases_literal"]
 
 TEMPLATES = Environment(
     loader=FileSystemLoader(Path(__file__).parent / "templates"),
@@ -28,46 +32,28 @@ TEMPLATES = Environment(
     trim_blocks=False,
 )
 LOG_TAIL_CHARS = 1500
+MAX_LLM_FAILURES = 3  # consecutive calls that reached no model: stop and say why
 
 
-@dataclass
-class ParentContext:
-    id: int
-    operator: str
-    source: str
-    result: EvalResult | None
-    lineage: list[dict[str, Any]] = field(default_factory=list)  # ancestors: id, operator, status, fitness, reason
-    analysis: dict[str, Any] | None = None  # the memory agent's analysis of this node
-    history: list[dict[str, Any]] = field(default_factory=list)  # the node and its ancestors, with strategies
-
-
-@dataclass
-class Proposed:
-    """What one LLM step produced: a source to evaluate, or why there is none."""
-
-    response: LLMResponse | None
-    prompt: str
-    source: str | None = None
-    kind: str = ""  # "file" | "edit"
-    error: str = ""
-    arm: Any = None  # the ensemble member that answered, credited after evaluation
-
-
-def _render(messages: list[Message]) -> str:
+def render(messages: list[Message]) -> str:
+    """A prompt as one Markdown text, as it is stored and as `--dry-run` writes it."""
     return "\n\n".join(f"## {m.role}\n\n{m.content}" for m in messages)
 
 
 def shape_cases_literal(source: str) -> list[dict[str, Any]]:
+    """SHAPE_CASES as the problem file writes it; [] where it has none, builds it by code, or does not parse."""
+    from kernelevolve.problem.problem import literal
+
     try:
-        for node in ast.parse(source).body:
-            if isinstance(node, ast.Assign) and any(getattr(t, "id", "") == "SHAPE_CASES" for t in node.targets):
-                return list(ast.literal_eval(node.value))
+        cases = literal(ast.parse(source), "SHAPE_CASES")
     except (SyntaxError, ValueError):
-        pass
-    return []
+        return []
+    return list(cases) if isinstance(cases, (list, tuple)) else []
 
 
 class UniversalOperator:
+    name = "llm"
+
     def __init__(
         self,
         ensemble: Ensemble,
@@ -86,6 +72,9 @@ class UniversalOperator:
         self.max_tokens = max_tokens
         self.temperature = temperature
         self.agent_budget = agent_budget  # > 0: agentic mode, that many commands per step
+        self.cost = 0.0  # USD spent through this operator in this session
+        self.failures = 0  # consecutive calls that reached no model
+        self.last_error = ""
 
     def messages(
         self,
@@ -152,29 +141,84 @@ class UniversalOperator:
             "log_tail": r.log_tail.strip()[-LOG_TAIL_CHARS:] if failed and r.log_tail.strip() else "",
         }
 
-    def propose(self, parent: ParentContext | None, **prompt_kw: Any) -> Proposed:
-        """One step. Never raises for a bad response or an unreachable model: the failure is in `error`."""
-        from kernelevolve.operators.edits import EditError, apply_response
+    def messages_for(self, request: Request) -> list[Message]:
+        return self.messages(
+            request.parent,
+            draft_index=request.draft_index,
+            directives=request.context.directives,
+            knowledge=request.context.knowledge,
+        )
 
-        messages = self.messages(parent, **prompt_kw)
+    def propose(self, request: Request) -> Proposal:
+        """One step. Never raises for a bad response or an unreachable model: the failure is in the proposal."""
+        from kernelevolve.operators.edits import EditError, apply_response, strategy_of
+
+        parent = request.parent
+        messages = self.messages_for(request)
+        operator, parents = ("llm", request.parents[:1]) if parent else ("llm-draft", [])
         arm = self.ensemble.choose()
         if self.agent_budget > 0:
-            return self._agent_step(arm, messages, parent)
-        prompt = _render(messages)
-        try:
-            response = arm.client.complete(messages, max_tokens=self.max_tokens, temperature=self.temperature)
-        except LLMError as e:
+            prompt, response, source, error = self._agent_step(arm, messages, parent)
+        else:
+            prompt, source, error = render(messages), None, ""
+            try:
+                response = arm.client.complete(messages, max_tokens=self.max_tokens, temperature=self.temperature)
+            except LLMError as e:
+                response, error = None, str(e)
+            if response is not None:
+                response.cost = self.prices.cost(response.model, response.prompt_tokens, response.completion_tokens)
+                try:
+                    source, _ = apply_response(response.text, parent.source if parent else None)
+                except EditError as e:
+                    error = f"unusable response: {e}"
+        call = LLMCallRecord(
+            seq=request.seq,
+            model=response.model if response else "",
+            parents=parents,
+            prompt=prompt,
+            response=response.text if response else error,
+            prompt_tokens=response.prompt_tokens if response else 0,
+            completion_tokens=response.completion_tokens if response else 0,
+            cost=response.cost if response else 0.0,
+            latency_s=response.latency_s if response else 0.0,
+            outcome="error" if response is None else ("unusable" if source is None else "ok"),
+        )
+        self.cost += call.cost
+        if response is None:  # the model could not be reached
             self.ensemble.record(arm, 0.0, False)
-            return Proposed(None, prompt, error=str(e))
-        response.cost = self.prices.cost(response.model, response.prompt_tokens, response.completion_tokens)
-        try:
-            source, kind = apply_response(response.text, parent.source if parent else None)
-        except EditError as e:
-            self.ensemble.record(arm, response.cost, False)
-            return Proposed(response, prompt, error=f"unusable response: {e}", arm=arm)
-        return Proposed(response, prompt, source=source, kind=kind, arm=arm)
+            self.failures += 1
+            self.last_error = error
+            return Proposal(operator, parents, call=call, note=error)
+        self.failures = 0
+        if source is None:  # unusable: a rejected node whose reason the next prompt carries
+            self.ensemble.record(arm, call.cost, False)
+            text = response.text
+            rejected = EvalResult(status=Status.REJECTED, correct=False, reason=error).finalize()
+            return Proposal(
+                operator,
+                parents,
+                text,
+                source_hash(text + error),
+                result=rejected,
+                call=call,
+                strategy=strategy_of(text),
+                meta={"arm": arm},
+            )
+        return Proposal(
+            operator,
+            parents,
+            source,
+            source_hash(source),
+            params_of(source),
+            request.island,
+            call=call,
+            strategy=strategy_of(response.text),
+            meta={"arm": arm},
+        )
 
-    def _agent_step(self, arm: Any, messages: list[Message], parent: ParentContext | None) -> Proposed:
+    def _agent_step(
+        self, arm: Any, messages: list[Message], parent: ParentContext | None
+    ) -> tuple[str, LLMResponse | None, str | None, str]:
         """The agent loop; recorded as one call whose response is the submitted file (so replay serves it)."""
         from kernelevolve.operators.agent import run_agent
         from kernelevolve.operators.check import fast_check
@@ -188,10 +232,9 @@ class UniversalOperator:
             max_tokens=self.max_tokens,
             temperature=self.temperature,
         )
-        prompt = _render(result.transcript)
+        prompt = render(result.transcript)
         if not result.responses:
-            self.ensemble.record(arm, 0.0, False)
-            return Proposed(None, prompt, error=result.error)
+            return prompt, None, None, result.error
         response = LLMResponse(
             text=f"```python\n{result.source.rstrip()}\n```\n" if result.source else result.error,
             model=result.responses[0].model,
@@ -201,11 +244,21 @@ class UniversalOperator:
         )
         response.cost = self.prices.cost(response.model, response.prompt_tokens, response.completion_tokens)
         if result.source is None:
-            self.ensemble.record(arm, response.cost, False)
-            return Proposed(response, prompt, error=f"unusable response: {result.error}", arm=arm)
-        return Proposed(response, prompt, source=result.source, kind="agent", arm=arm)
+            return prompt, response, None, f"unusable response: {result.error}"
+        return prompt, response, result.source, ""
 
-    def feedback(self, proposed: Proposed, correct: bool) -> None:
-        """After evaluation: credit the model that wrote the candidate (adaptive ensemble choice)."""
-        if proposed.arm is not None and proposed.response is not None:
-            self.ensemble.record(proposed.arm, proposed.response.cost, correct)
+    def feedback(self, proposal: Proposal, result: EvalResult | None) -> None:
+        """After the driver's dedup and evaluation: credit the model that wrote the candidate (adaptive ensemble
+        choice); a known kernel (result None) is recorded as a duplicate and credits nothing."""
+        arm = proposal.meta.get("arm")
+        if arm is None or proposal.call is None:
+            return
+        if result is None:
+            proposal.call.outcome = "duplicate"
+        elif proposal.result is None:  # evaluated (an unusable answer was debited when it came)
+            self.ensemble.record(arm, proposal.call.cost, result.correct)
+
+    def stop_reason(self) -> str:
+        if self.failures >= MAX_LLM_FAILURES:
+            return f"the LLM failed {self.failures} times in a row: {self.last_error}"
+        return ""

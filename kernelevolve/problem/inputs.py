@@ -76,10 +76,9 @@ def _draw(shape: torch.Size, distribution: str, gen: torch.Generator) -> torch.T
 
 def call_get_inputs(module: types.ModuleType, seed: int, device: torch.device) -> list[Any]:
     """get_inputs() from `seed`. On a GPU its tensors are made there (factory calls run under the device as the
-    default), and where that fails, on the host as written. On the H200 the load stage of conv1d and wukong_fm
-    took 9-15 s per evaluation with inputs of up to 79M elements drawn on the host and copied over, 8 sets per
-    shape case then (10 now: prepare.UNSEEN_SETS grew to 4); docs/benchmarks/harness.md. The gain on a GPU is not
-    yet measured."""
+    default), and where that fails, on the host as written. Drawn on the host, every input set of every shape
+    case would be generated there and copied over, which is slow for large inputs (docs/benchmarks/harness.md,
+    the load stage)."""
     if device.type != "cpu":
         torch.manual_seed(seed)
         try:

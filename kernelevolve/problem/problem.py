@@ -77,19 +77,20 @@ class TargetSpeedup:
     note: str = ""
 
 
-_MISSING = object()
+MISSING = object()
 
 
-def _literal(tree: ast.Module, name: str) -> object:
-    """The value of a top-level `name = <literal>`: _MISSING when there is none; ValueError when the value is not
-    a literal."""
+def literal(tree: ast.Module, name: str) -> object:
+    """The value of a top-level `name = <literal>`, read without running the file: MISSING when there is none;
+    ValueError when the value is not a literal. The one reader of a problem's literals (TARGET_SPEEDUP here,
+    SHAPE_CASES for the LLM's prompt too)."""
     for node in tree.body:
         if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets):
             try:
                 return ast.literal_eval(node.value)
             except (ValueError, TypeError) as e:
                 raise ValueError(str(e) or "not a literal") from e
-    return _MISSING
+    return MISSING
 
 
 def target_speedup(problem: Problem) -> TargetSpeedup | None:
@@ -98,10 +99,10 @@ def target_speedup(problem: Problem) -> TargetSpeedup | None:
     against SHAPE_CASES where that is a literal list too, so a wrong index fails before any evaluation."""
     tree = ast.parse(problem.source)
     try:
-        value = _literal(tree, "TARGET_SPEEDUP")
+        value = literal(tree, "TARGET_SPEEDUP")
     except ValueError as e:
         raise ProblemError(f"{problem.path}: TARGET_SPEEDUP must be a literal dict ({e})") from e
-    if value is _MISSING:
+    if value is MISSING:
         return None
     ok = (
         isinstance(value, dict)
@@ -120,10 +121,10 @@ def target_speedup(problem: Problem) -> TargetSpeedup | None:
         )
     case = value.get("case", 0)
     try:
-        cases = _literal(tree, "SHAPE_CASES")
+        cases = literal(tree, "SHAPE_CASES")
     except ValueError:
         cases = None  # built by code: bench's row says when the index names no case
-    n_cases = 1 if cases is _MISSING else len(cases) if isinstance(cases, list) else None
+    n_cases = 1 if cases is MISSING else len(cases) if isinstance(cases, list) else None
     if n_cases is not None and case >= n_cases:
         raise ProblemError(
             f"{problem.path}: TARGET_SPEEDUP's case {case} is not a shape case (SHAPE_CASES has {n_cases}; "
@@ -149,14 +150,25 @@ def _top_level_names(tree: ast.Module) -> set[str]:
 # ---- worker side: executing the problem ---------------------------------------------------------
 
 
+def exec_file(path: str | Path, name: str, code: types.CodeType | None = None) -> types.ModuleType:
+    """Execute a Python file as a private module called `name`, with `__file__` set, and return it. It is never
+    entered in sys.modules, so nothing else in the process can import it. `code` is the file already compiled (a
+    caller that reports syntax errors apart from what the code raises); without it the file is read and compiled
+    here. Whatever reading, compiling or executing raises propagates."""
+    p = Path(path)
+    if code is None:
+        code = compile(p.read_text(), str(p), "exec")
+    module = types.ModuleType(name)
+    module.__file__ = str(p)
+    exec(code, module.__dict__)
+    return module
+
+
 def exec_problem(problem_path: str | Path) -> types.ModuleType:
     """Execute the problem file as a private module (not in sys.modules, so candidates cannot import it)."""
     p = Path(problem_path)
-    module = types.ModuleType("kernelevolve_problem")
-    module.__file__ = str(p)
     try:
-        code = compile(p.read_text(), str(p), "exec")
-        exec(code, module.__dict__)
+        module = exec_file(p, "kernelevolve_problem")
     except Exception as e:  # noqa: BLE001 - any failure of the user's file is a problem error
         raise ProblemError(f"{p}: executing the problem file failed: {type(e).__name__}: {e}") from e
     for name in REQUIRED:

@@ -143,6 +143,17 @@ class Store:
                 ).all()
             )
 
+    def node(self, node_id: int) -> Node | None:
+        with self.session() as s:
+            return s.scalars(select(Node).where(Node.id == node_id).options(selectinload(Node.parents))).first()
+
+    def source(self, node_id: int) -> str:
+        """A node's kernel, from the object store."""
+        node = self.node(node_id)
+        if node is None:
+            raise StoreError(f"no node {node_id} in {self.url}")
+        return self.path(node.kernel_path).read_text()
+
     def has_source(self, run_id: str, source_hash: str) -> bool:
         with self.session() as s:
             return (

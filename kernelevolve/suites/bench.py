@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kernelevolve.eval.candidate import detect_languages
+from kernelevolve.eval.worker.candidate import detect_languages
 from kernelevolve.platforms import get_platform
 from kernelevolve.problem.problem import TargetSpeedup
-from kernelevolve.result import EvalResult, geomean
+from kernelevolve.result import EvalResult
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SUITES = {"ranking": REPO_ROOT / "suites" / "ranking"}
@@ -127,11 +127,6 @@ def _parse_ids(spec: str) -> set[int]:
     return out
 
 
-def _geomean(values: list[float | None]) -> float | None:
-    present = [v for v in values if v and v > 0]
-    return geomean(present) if present else None
-
-
 def row_from(name: str, result: EvalResult, seed: str = "", run: str = "", kernel: str = "") -> BenchRow:
     cases = []
     for c in result.cases:
@@ -160,8 +155,8 @@ def row_from(name: str, result: EvalResult, seed: str = "", run: str = "", kerne
         name,
         result.status.value,
         result.correct,
-        _geomean([c["speedup_eager"] for c in cases]) if result.correct else None,
-        _geomean([c["speedup_compile"] for c in cases]) if result.correct else None,
+        result.speedup_over("eager"),
+        result.speedup_over("compile"),
         cases,
         roof,
         seed,
@@ -215,7 +210,7 @@ def _target_cells(t: dict[str, Any]) -> str:
     return f"{_x(t['speedup'])} | {shape} | {measured} | {met} | {where} | {t.get('note') or '-'}"
 
 
-# The rule: where torch.compile sits this far above a case's roofline floor, the kernel should come within
+# The roofline rule: where torch.compile sits this far above a case's roofline floor, the kernel should come within
 # ROOFLINE_RULE_WITHIN of that floor.
 ROOFLINE_RULE_COMPILE_ABOVE = 4.0
 ROOFLINE_RULE_WITHIN = 1.5
@@ -266,7 +261,7 @@ def roofline_rule(rows: list[BenchRow]) -> list[dict[str, Any]]:
     return out
 
 
-# The rule for memory-bound kernels: this share of the measured HBM bandwidth (a copy of 1 GiB) or more.
+# The 80%-of-HBM rule for memory-bound kernels: this share of the measured HBM bandwidth (a copy of 1 GiB) or more.
 HBM_RULE_SHARE = 0.8
 
 

@@ -2,8 +2,8 @@
 
 Technique: out[b, co, l] = bias[co] + sum_{ci, k} w[co, ci, k] x[b, ci, l + k - 1] (KS = 3, PAD = 1), per
 sequence tile as in the seed (seed_triton.py). The seed loads each shifted tap with pointers one element off
-16-byte alignment, which cannot vectorise: per thread and tap 16 two-byte loads, and at the production shape
-(B = 2048, CIN = COUT = 96, L = 200) ncu showed the seed bound by L1 (76% of peak, DRAM 13%). Here every load is
+16-byte alignment, which cannot vectorise: per thread and tap 16 two-byte loads, which bind the seed by L1
+throughput, not DRAM, at the production shape (B = 2048, CIN = COUT = 96, L = 200). Here every load is
 an aligned vector: each thread holds runs of VEC = 8 consecutive positions (16 bytes in fp16), and a tile is
 loaded at l0 (the centre tap) and at l0 - 8 and l0 + 8 (served from L1). A run of the tap x[l - 1] is the centre
 run shifted by one, (p7, a0, ..., a6), where p7 is the last element of the run before it; the tap x[l + 1] is
@@ -19,12 +19,11 @@ Scope: kernel size 3, padding 1, stride 1, no dilation, one group (asserted). An
 (the masks are per element); where LENGTH is not a multiple of 8 the rows are not 16-byte aligned and the loads
 do not vectorise.
 
-Expected bottleneck: DRAM bandwidth (157 MB moved at the production shape, 37 us at 4.3 TB/s) with the tensor
-cores at 75% useful output rows (96 of 128) and 78% useful columns (200 of 256). Measured on the H200 (run 14,
-docs/benchmarks/ranking.md; `benchmarks/case_sweep.py` over 36 configurations): 122.6 us at the production shape
-in fp16 against the seed's 180.7 and eager cuDNN's 344.1 (2.81x), with the defaults below (the fastest of the
-sweep). Not yet at the floor: the three x loads per step go through registers to shared memory before each dot,
-with no asynchronous copy overlapping them (one stage was faster than two).
+Expected bottleneck: DRAM bandwidth (157 MB moved at the production shape, against 22.6 GFLOP) with the tensor
+cores at 75% useful output rows (96 of 128) and 78% useful columns (200 of 256). The defaults below are the
+fastest of a `benchmarks/case_sweep.py` sweep at the production shape. Not yet at the floor: the three x loads per
+step go through registers to shared memory before each dot, with no asynchronous copy overlapping them (one
+stage measured faster than two). Measurements: docs/benchmarks/ranking.md.
 """
 
 import torch

@@ -18,10 +18,10 @@ fp16 tensor cores; fp32 inputs use tf32x3 (three TF32 products per fp32 product:
 Expected bottleneck: at the production shape (B = 2048, CIN = COUT = 96, L = 200) load issue, then DRAM
 bandwidth: the two shifted taps cannot be vectorised (their addresses are one element off 16-byte alignment), so
 they are 2-byte loads out of L1; the tensor cores run at 75% useful rows (96 of 128 output channels) and 78%
-useful columns (200 of 256 positions), which the ~0.02 ms compute floor absorbs. Tensor cores at the
-out-of-distribution (64, 768, 768, 1024). Measured on the H200 (2026-11-30, docs/benchmarks/ranking.md run 10):
-0.180 ms at the production shape against cuDNN's 0.343 ms in fp16 (1.9x), 1.36 ms against 0.93 ms in fp32; it
-replaced an implicit GEMM over the flattened B x L axis that took 1.52 ms.
+useful columns (200 of 256 positions), which the compute floor absorbs (22.6 GFLOP against 157 MB moved). Tensor
+cores at the out-of-distribution (64, 768, 768, 1024): 232 GFLOP over 205 MB. It replaced an implicit GEMM over
+the flattened B x L axis, which paid a div/mod per position, gathered x across sequence boundaries and re-read
+each x tile once per output-channel block. Measurements: docs/benchmarks/ranking.md.
 """
 
 import torch

@@ -21,16 +21,14 @@ drops the cached set, so the next call starts from fresh zeros. While a CUDA gra
 are allocated per call (torch.zeros: the graph holds its own zeroed counter), never cached.
 
 Expected bottleneck at 256 x 128 x 256: latency, not bytes or flops. With the defaults (BLOCK_M 16, BLOCK_K 64,
-SPLIT_K cut to the 4 blocks of K) 16 row blocks x 4 splits = 64 programs in one wave. DRAM: x 64 KB + W1, W2
-128 KB + y 64 KB, ~0.06 us at 4.2 TB/s; the workspace and the re-reads of x and of each W1/W2 chunk stay in L2;
-34 MFLOP is nothing for the tensor cores. Per program the critical path is one DRAM round trip for x, W1[chunk],
-W2[:, chunk] (all issued before the first dot, L2 flushed), two small dots and the erf, an 8 KB store, a
-gpu-scope acq_rel atomic, and for the last program the partials' loads from L2 (one round trip: the loop over
-splits is unrolled) and the norms. Measured on the H200 (docs/benchmarks/ranking.md, run 14, case_sweep.py): 8.0-
-8.1 us with these defaults against eager's 19.4-19.8 (2.40-2.46x; 2.5x needs 7.8-7.9); 8.96 us with 4 warps,
-9.4-9.7 us before the reduction's loop was unrolled; a device copy of x and y alone (one minimal kernel) takes
-4.1-4.9 us under the same timer. ncu (4 warps): 12.2 K cycles elapsed for ~7 K active per SM, an instruction issued
-every 9.3 cycles per warp, mostly waiting on memory.
+SPLIT_K cut to the 4 blocks of K) 16 row blocks x 4 splits = 64 programs in one wave. DRAM: x 64 KB, W1 and W2 128
+KB, y 64 KB, far less time than a launch's own latency; the workspace and the re-reads of x and of each W1/W2 chunk
+stay in L2; 34 MFLOP is nothing for the tensor cores. Per program the critical path is one DRAM round trip for x,
+W1[chunk], W2[:, chunk] (all issued before the first dot, L2 flushed), two small dots and the erf, an 8 KB store, a
+gpu-scope acq_rel atomic, and for the last program the partials' loads from L2 (one round trip: the loop over splits
+is unrolled) and the norms. What shortened that chain over the first version: the unrolled reduction (SPLIT_K loads
+in a row before), the counter reset as a plain store (an atomic's reply was waited for), and 8 warps rather than 4.
+Measurements: docs/benchmarks/ranking.md.
 
 Above SPLIT_MAX_ROWS rows, or D > 256, forward runs the seed's kernel (_pffn_rows_kernel, unchanged: one program
 per ROWS_BLOCK_M rows walking all of K) with its own launch constants.
@@ -45,7 +43,7 @@ EPS = 1e-6
 
 # Launch parameters; a tuner re-binds these module constants (values from TUNABLES).
 SPLIT_MAX_ROWS = 1024  # the split-K path up to this many rows, the seed's path above
-BLOCK_M = 16  # split-K path: rows per program (16, 64, 8, 8 warps: the fastest at 256 rows, run 14)
+BLOCK_M = 16  # split-K path: rows per program (few, so that 256 rows still make 16 row blocks)
 BLOCK_K = 64  # split-K path: hidden columns per step
 SPLIT_K = 8  # split-K path: programs per row block (at most the number of BLOCK_K blocks of K)
 NUM_WARPS = 8

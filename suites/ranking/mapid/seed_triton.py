@@ -16,10 +16,9 @@ Expected bottleneck: the latency of the dependent gathers, now ceil(log_FANOUT(T
 ceil(log2(TABLE)) probes, plus launch overhead at 2k ids; issue slots and L1 request throughput for large
 FANOUT (FANOUT - 1 loads per id per round) at the largest batches; L2 bandwidth for maps larger than L2.
 
-Measured on the H200 (2026-11-30, docs/benchmarks/ranking.md run 12), at 16k ids and 100k known ids: 9.7 us
-with the defaults (BLOCK 64, FANOUT 4, 2 warps; the tune search's best, 4.1x over eager), 13.2 us with FANOUT 16,
-and 12.4 us for the binary search it replaced at its best configuration: the load issue per round, not only the
-number of rounds, sets the time.
+It replaced a binary search, one dependent gather per probe. The defaults (BLOCK 64, FANOUT 4, 2 warps) are a
+tune search's best: FANOUT 16 has fewer rounds but issues 15 loads per id in each, so the load issue per round,
+not only the number of rounds, sets the time. Measurements: docs/benchmarks/ranking.md.
 """
 
 import torch

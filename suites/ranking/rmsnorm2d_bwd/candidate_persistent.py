@@ -1,12 +1,12 @@
 """A persistent candidate for rmsnorm2d_bwd: a fixed number of programs per SM, the next row block's loads issued
 before the current one's arithmetic, and a column-parallel dw reduction.
 
-Why (the seed's measurements, run 6 on the H200): every case that moves 8.4M elements takes 0.050-0.056 ms
-whatever its shape, against a floor of 0.021 ms, and 20000 x 96 (a fifth of the bytes) still takes 0.028 ms. That
-flatness points at latency, not bandwidth: each of the seed's programs walks its 8 row blocks one after another
-(load, two row reductions, store, then the next load), and its one-program dw reduction walks every partial row
-serially (512 at the primary case, 16 dependent steps). Raising the seed's parallelism (fewer rows per program)
-multiplies the partial rows that one program must then sum, so the tune search cannot trade one for the other.
+Why: the seed takes about the same time at every case that moves 8.4M elements, whatever its shape, well above the
+bytes' floor, and not much less at 20000 x 96 (a fifth of the bytes). That flatness points at latency, not
+bandwidth: each of the seed's programs walks its 8 row blocks one after another (load, two row reductions, store,
+then the next load), and its one-program dw reduction walks every partial row serially (512 at the primary case, 16
+dependent steps). Raising the seed's parallelism (fewer rows per program) multiplies the partial rows that one
+program must then sum, so the tune search cannot trade one for the other.
 
 Technique: grid = min(row blocks, SMs x PROGRAMS_PER_SM); program p takes row blocks p, p + grid, ... and carries
 the next block's x and dy in registers across the loop (loaded before the current block's reductions), so two
@@ -15,19 +15,16 @@ The reduction kernel gives each program BLOCK_C columns and loads all n_parts pa
 MAX_BLOCK_P per step), then sums them in a fixed order (no atomics: deterministic on a given GPU). x and dy read
 once, dx written once.
 
-Measured on the H200 (2026-11-30, run 13, docs/benchmarks/ranking.md), with the earlier reduction (BLOCK_P = 64
-partial rows per step over BLOCK_C = 32 columns): 6.6x over eager against the seed's 4.7x, 0.039 ms at the primary
-case against a device copy of the same bytes in 0.032 ms. Nsight Compute put the main kernel at 30.1 us and the
-reduction at 8.7 us (clocks locked by ncu): 8 programs, each walking 396 partial rows in 7 dependent steps. Hence
-the present reduction: 32 programs at 256 columns, one step each.
+An earlier reduction (BLOCK_P = 64 partial rows per step over BLOCK_C = 32 columns) ran on 8 programs at the
+primary case, each walking every partial row in 7 dependent steps: a serial tail after the main kernel. Hence the
+present one: 32 programs at 256 columns, one step each.
 
-Compiled for sm_90 on a CPU host (Triton 3.9, ptxas, pointers and the column count specialised as 16-divisible,
-as a launch on the suite's shapes is): 150 registers at the primary blocks (8 x 256, 4 warps: 3 programs per SM,
-each with two row blocks in flight, against the seed's 110 registers, 4 programs and one block each); ncu read
-161 on the H200 (Triton 3.6). In the loop, the next tile's loads issue between the first row reduction's shuffles
-and the rsqrt, ahead of the stores. Carrying 64-bit offset tiles across the loop instead of the row indices took
-200 registers. The grid never exceeds the programs that fit (read from the compiled kernel). Correct in Triton's
-interpreter (tests/test_rmsnorm_bwd_persistent.py), at the GPU launch blocks too.
+Registers set how many programs fit on an SM. At the primary blocks (8 x 256, 4 warps) fewer fit than the seed's,
+but each has two row blocks in flight; the loop carries the row indices, not 64-bit offset tiles, which would take
+two registers per element. In the compiled loop the next tile's loads issue between the first row reduction's
+shuffles and the rsqrt, ahead of the stores. The grid never exceeds the programs that fit (read from the compiled
+kernel). Correct in Triton's interpreter (tests/test_rmsnorm_bwd_persistent.py), at the GPU launch blocks too.
+Measurements, and register counts per compiler version: docs/benchmarks/ranking.md, docs/benchmarks/README.md.
 """
 
 import torch

@@ -21,18 +21,15 @@ pipelined loops and narrower column blocks for more programs (N = 1024, K = 128:
 
 Expected bottleneck: DRAM bandwidth. An item moves Y's and out's [N, BLOCK_K] tiles (padded rows are masked, not
 fetched) plus X[b] (from L2 after its first column block). At (2048, 24, 64, 256): 56.6 MB (Y 25.2, out 25.2, X
-6.3), 11.8 us at 4.8 TB/s and 13.5 us at the measured ~4.2 TB/s; 4096 items over 132 x 4 = 528 programs (7-8
-items each, one launch; 4 x 9 KB of loads per SM per pipeline stage). The tensor cores do 4.3 GFLOP there
-(N padded to 32): ~4.3 us at the dense fp16 peak, hidden behind the loads if the pipelining works. At (1000, 40,
-96, 600): 104 MB (25 us at 4.2 TB/s) against 11.8 GFLOP after the reduced padding (~12 us at peak; the old seed's
-padding to 64 x 128 costs 21 GFLOP): memory-bound by a smaller margin. At (512, 64, 128, 2304) the 38.7 GFLOP
-(39 us at peak, 310 MB: 74 us) need the wgmmas to overlap the loads across the 2 programs that fit per SM.
-Compiled for sm_90 on a CPU host (Triton 3.9, ptxas): every dot is a wgmma, the loads are cp.async-pipelined, no
-spills; 90 registers and 38 KB of shared memory per program at N = 24-32, D = 64 (5 fit per SM), 154 and 98 KB at
-N = 64, D = 128 (2 fit), 106 and 65 KB at N = 40, D = 96 (3 fit). Measured on the H200 (2026-11-30,
-docs/benchmarks/ranking.md run 12): 20.1 us at (2048, 24, 64, 256) (3.1x over eager; 59% of the 11.8 us floor),
-40.1, 96.9 and 37.7 us at the other in-distribution cases (2.9x, 2.5x, 3.5x), 16.8 us at the OOD case; it
-replaced a kernel of one program per (batch element, column block) that took 30.7 us at (2048, 24, 64, 256).
+6.3) against 4.3 GFLOP on the tensor cores (N padded to 32), about 76 FLOP per byte, well below Hopper's ridge
+(about 200 at the dense fp16 peak), so the dots hide behind the loads if the pipelining works; 4096 items over
+132 x 4 = 528 programs (7-8 items each, one launch; 4 x 9 KB of loads per SM per pipeline stage). At (1000, 40,
+96, 600): 104 MB against 11.8 GFLOP after the reduced padding (the old seed's padding to 64 x 128 costs 21 GFLOP):
+memory-bound by a smaller margin. At (512, 64, 128, 2304) the 38.7 GFLOP over 310 MB need the wgmmas to overlap
+the loads across the few programs that fit per SM. Compiled for sm_90 (Triton's ptxas, on a CPU host), every dot
+is a wgmma, the loads are cp.async-pipelined, and nothing spills. It replaced a kernel of one program per (batch
+element, column block): X @ T on mma.sync at small N, and no loads of the next item overlapping the current one's
+dots. Measurements: docs/benchmarks/ranking.md; registers and shared memory per shape: docs/benchmarks/README.md.
 """
 
 import torch

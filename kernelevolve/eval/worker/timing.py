@@ -22,7 +22,7 @@ from typing import Any
 
 import torch
 
-from kernelevolve.eval import l2
+from kernelevolve.eval.worker import l2
 
 Fn = Callable[[list[Any]], Any]
 Hook = Callable[[str], None]

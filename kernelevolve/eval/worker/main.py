@@ -1,4 +1,5 @@
-"""Worker process main: import torch once, say ready, run exactly one job, report, exit.
+"""Worker process main (`python -m kernelevolve.eval.worker`): import torch once, say ready, run exactly one job,
+report, exit.
 
 Events go to a dedicated pipe (one JSON object per line), never stdout: the candidate's prints and
 the tracebacks land in the worker's log, whose tail the parent records.
@@ -13,9 +14,7 @@ import sys
 import time
 import traceback
 
-RESULT_FD_ENV = "KERNELEVOLVE_RESULT_FD"
-MEMORY_LIMIT_ENV = "KERNELEVOLVE_MEMORY_LIMIT_BYTES"
-DEVICE_ENV = "KERNELEVOLVE_GPU_INDEX"  # set for GPU targets: the device to initialise before the job
+from kernelevolve.eval.spawn import DEVICE_ENV, MEMORY_LIMIT_ENV, RESULT_FD_ENV
 
 
 def _limit_resources() -> None:
@@ -27,10 +26,10 @@ def _limit_resources() -> None:
 
 def _warm_up_device() -> None:
     """Pay the fixed start-up costs before the job arrives: Triton's import and driver, and, for GPU
-    targets, the CUDA context and the profiler's first start (CUPTI). Started here, the profiler costs the
-    evaluation nothing: the kernel-launch check after timing took 3.3 s without it and 0.01 s with it on the
-    H200. Launches cost the host ~2-3 us more once CUPTI is up; the event-timed medians, which fitness uses,
-    still agree with do_bench within 1.2% (docs/benchmarks/harness.md, run 12)."""
+    targets, the CUDA context and the profiler's first start (CUPTI). Started here, before the job arrives,
+    CUPTI's start is not paid inside the evaluation by the kernel-launch check after timing. Once CUPTI is up,
+    each launch costs the host a little more; the event-timed medians that fitness uses queue every call behind
+    a device spin and so leave launch time out (docs/benchmarks/harness.md measures both)."""
     import torch
 
     try:
@@ -45,7 +44,7 @@ def _warm_up_device() -> None:
         torch.cuda.set_device(int(device))
         probe = torch.empty(1, device="cuda")
         probe.zero_()
-        from kernelevolve.eval.launches import device_events
+        from kernelevolve.eval.worker.launches import device_events
 
         device_events(probe.zero_, probe.device)
 
@@ -64,8 +63,8 @@ def main() -> None:
 
     _limit_resources()
     _warm_up_device()
-    from kernelevolve.eval.harness import run_job
     from kernelevolve.eval.job import EvalJob
+    from kernelevolve.eval.worker.harness import run_job
     from kernelevolve.problem.problem import ProblemError
 
     send({"event": "ready", "t": time.monotonic()})  # the parent reads the start time from it (same clock)

@@ -17,12 +17,12 @@ from typing import Any
 import torch
 from torch.utils._pytree import tree_flatten
 
-from kernelevolve.eval.correctness import Comparison, compare, inputs_unchanged, snapshot
-from kernelevolve.eval.launches import LaunchMonitor
-from kernelevolve.eval.outputs import Span, aliased, not_plain, spans
-from kernelevolve.eval.poison import Poisoned, poisoned_elements
-from kernelevolve.eval.prepare import PreparedCase, Trial, describe, sync
-from kernelevolve.eval.threads import ThreadWatch
+from kernelevolve.eval.worker.correctness import Comparison, compare, inputs_unchanged, snapshot
+from kernelevolve.eval.worker.launches import LaunchMonitor
+from kernelevolve.eval.worker.outputs import Span, aliased, not_plain, spans
+from kernelevolve.eval.worker.poison import Poisoned, poisoned_elements
+from kernelevolve.eval.worker.prepare import PreparedCase, Trial, describe, sync
+from kernelevolve.eval.worker.threads import ThreadWatch
 from kernelevolve.problem.inputs import build_model
 from kernelevolve.result import Status
 

@@ -8,7 +8,7 @@ raises, so profiling cannot change a verdict. What it collects (`EvalResult.prof
 - `kernels`, `launches`: torch.profiler around one forward call of the first shape case: each device kernel's
   name, launch count and device microseconds, and the total number of device operations;
 - `ncu` (only with `profile="ncu"`): Nsight Compute metrics per kernel from a separate process running one
-  forward call (`eval/ncu_probe.py`), or a one-line note saying why there are none.
+  forward call (`eval/worker/ncu_probe.py`), or a one-line note saying why there are none.
 """
 
 from __future__ import annotations
@@ -141,7 +141,7 @@ def own_share(events: list[tuple[str, float]], own_names: set[str]) -> float | N
     total = sum(float(us or 0.0) for _, us in events)
     if total <= 0 or not own_names:
         return None
-    from kernelevolve.eval.launches import is_candidate_kernel
+    from kernelevolve.eval.worker.launches import is_candidate_kernel
 
     own = sum(float(us or 0.0) for name, us in events if is_candidate_kernel(name, own_names))
     return round(own / total, 4)
@@ -163,7 +163,7 @@ def summarise_kernels(events: list[tuple[str, float]]) -> dict[str, Any]:
 def kernel_profile(call: Callable[[], Any], device: Any, own_names: set[str] | None = None) -> dict[str, Any] | None:
     """torch.profiler around one call: {"kernels": [{name, count, device_us}], "launches": N, "own_share": share
     of device time in the candidate's own kernels}; None on failure."""
-    from kernelevolve.eval.launches import device_events
+    from kernelevolve.eval.worker.launches import device_events
 
     events = device_events(call, device)
     if events is None:
@@ -225,7 +225,7 @@ def ncu_command(problem: str, candidate: str, seed: int, device_index: int, log:
         log,
         sys.executable,
         "-m",
-        "kernelevolve.eval.ncu_probe",
+        "kernelevolve.eval.worker.ncu_probe",
         problem,
         candidate,
         str(seed),

@@ -6,6 +6,8 @@ import ast
 import types
 from pathlib import Path
 
+from kernelevolve.problem.problem import exec_file
+
 
 class CandidateLoadError(Exception):
     """The candidate could not be loaded (syntax error, failed import or build, no ModelNew)."""
@@ -52,14 +54,12 @@ def _call_name(func: ast.expr) -> str:
 def load_candidate(path: str | Path) -> types.ModuleType:
     """Execute the candidate file as its own module; raises CandidateLoadError with the cause."""
     p = Path(path)
-    module = types.ModuleType("candidate")
-    module.__file__ = str(p)
     try:
         code = compile(p.read_text(), str(p), "exec")
     except SyntaxError as e:
         raise CandidateLoadError(f"syntax error at line {e.lineno}: {e.msg}") from e
     try:
-        exec(code, module.__dict__)
+        module = exec_file(p, "candidate", code)
     except BaseException as e:  # noqa: BLE001 - a build failure, import error or SystemExit
         raise CandidateLoadError(f"loading the candidate raised {type(e).__name__}: {_first_lines(e)}") from e
     if not isinstance(module.__dict__.get("ModelNew"), type):

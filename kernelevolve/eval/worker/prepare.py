@@ -16,11 +16,11 @@ from typing import Any
 import torch
 from torch.utils._pytree import tree_flatten
 
-from kernelevolve.eval.correctness import Comparison, compare
 from kernelevolve.eval.job import EvalJob
-from kernelevolve.eval.outputs import aliased, spans
-from kernelevolve.eval.poison import output_sizes
-from kernelevolve.eval.speed import tensor_bytes
+from kernelevolve.eval.worker.correctness import Comparison, compare
+from kernelevolve.eval.worker.outputs import aliased, spans
+from kernelevolve.eval.worker.poison import output_sizes
+from kernelevolve.eval.worker.speed import tensor_bytes
 from kernelevolve.platforms import get_platform
 from kernelevolve.problem.inputs import allowed_distributions, build_init_inputs, build_inputs, build_model
 from kernelevolve.problem.problem import (

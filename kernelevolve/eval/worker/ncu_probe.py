@@ -1,7 +1,7 @@
 """The program Nsight Compute profiles (`--profile ncu`): one forward call of the candidate on one shape case (the
 first unless CASE_INDEX names another: benchmarks run it by hand under ncu for a case a target names).
 
-    python -m kernelevolve.eval.ncu_probe PROBLEM CANDIDATE SEED DEVICE_INDEX [TIMEOUT_S [CASE_INDEX]]
+    python -m kernelevolve.eval.worker.ncu_probe PROBLEM CANDIDATE SEED DEVICE_INDEX [TIMEOUT_S [CASE_INDEX]]
 
 TIMEOUT_S 0: no self-imposed limit.
 
@@ -23,7 +23,7 @@ def main(argv: list[str]) -> int:
 
     import torch
 
-    from kernelevolve.eval.candidate import load_candidate
+    from kernelevolve.eval.worker.candidate import load_candidate
     from kernelevolve.platforms import extension_cache
     from kernelevolve.problem.inputs import build_init_inputs, build_inputs, build_model, problem_dtype
     from kernelevolve.problem.problem import bind_case, case_defaults, exec_problem, shape_cases

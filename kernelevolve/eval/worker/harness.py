@@ -20,9 +20,10 @@ from typing import Any
 
 import torch
 
-from kernelevolve.eval import l2, launches, speed
-from kernelevolve.eval.candidate import CandidateLoadError, detect_languages, load_candidate
-from kernelevolve.eval.checking import (
+from kernelevolve.eval.job import EvalJob
+from kernelevolve.eval.worker import l2, launches, speed
+from kernelevolve.eval.worker.candidate import CandidateLoadError, detect_languages, load_candidate
+from kernelevolve.eval.worker.checking import (
     CandidateFailure,
     Guard,
     check_case,
@@ -31,13 +32,12 @@ from kernelevolve.eval.checking import (
     judge,
     protected_spans,
 )
-from kernelevolve.eval.hostload import RunQueueWait
-from kernelevolve.eval.integrity import changed, fingerprint, harness_modules
-from kernelevolve.eval.job import EvalJob
-from kernelevolve.eval.policy import policy_default, violations
-from kernelevolve.eval.prepare import LoadClock, PreparedCase, Report, describe, prepare, sync
-from kernelevolve.eval.threads import ThreadWatch
-from kernelevolve.eval.timing import Timer, TimerConfig
+from kernelevolve.eval.worker.hostload import RunQueueWait
+from kernelevolve.eval.worker.integrity import changed, fingerprint, harness_modules
+from kernelevolve.eval.worker.policy import policy_default, violations
+from kernelevolve.eval.worker.prepare import LoadClock, PreparedCase, Report, describe, prepare, sync
+from kernelevolve.eval.worker.threads import ThreadWatch
+from kernelevolve.eval.worker.timing import Timer, TimerConfig
 from kernelevolve.platforms import extension_cache, get_platform
 from kernelevolve.problem.inputs import problem_dtype
 from kernelevolve.problem.problem import (
@@ -140,8 +140,8 @@ def confirm_host_tails(
     timer: Timer, fns: dict[str, Callable[[list[Any]], Any]], sets: list[list[Any]], result: CaseResult
 ) -> None:
     """Before the host-clock check rejects, the host clock runs once more and each function keeps its smaller
-    tail. Work on a side stream stretches every tail; a busy host stretched one median (an honest Triton kernel
-    on the H200, run 10, while another GPU's evaluations shared the host)."""
+    tail. Work on a side stream stretches every tail; a busy host can stretch one median of an honest kernel
+    (docs/benchmarks/harness.md, "A false rejection under a busy host")."""
     if not speed.host_clock_gap(result):
         return
     for name, st in timer.time_host(fns, sets).items():
@@ -198,9 +198,10 @@ def check_unseen_inputs(timer: Timer, pc: PreparedCase, model: torch.nn.Module, 
     on each once: its output must be right, and the call must not be much slower than a call on contents it has
     seen, made just before it (so a busy machine slows both alike) and than its timed median. A round takes two
     held-back sets; where it fails, a second round takes two more, never seen either, and only a second failure
-    rejects: on a busy CPU one call in several stalls for a scheduler slice (8 ms against 0.6 ms measured for an
-    honest C++ kernel while the test suite ran), and a cache keyed by content misses on every new set. Skipped
-    where the sets differ in layout (jagged inputs), as the rotation is. Raises CandidateFailure."""
+    rejects: on a busy CPU one call in several can stall for a scheduler slice, many times an honest kernel's
+    time (docs/benchmarks/harness.md, "A false rejection on a busy CPU"), while a cache keyed by content misses
+    on every new set. Skipped where the sets differ in layout (jagged inputs), as the rotation is. Raises
+    CandidateFailure."""
     timed_ms = cr.t_candidate_host_ms if timer.is_cuda else cr.t_candidate_ms
     if not pc.unseen_sets or not timed_ms or not _same_layout(pc.timing_sets + pc.unseen_sets):
         return
@@ -503,7 +504,7 @@ def profiled(
     back."""
     frozen = result.model_dump_json()
     try:
-        from kernelevolve.eval import profiling
+        from kernelevolve.eval.worker import profiling
 
         t0 = time.perf_counter()
         with torch.no_grad():

@@ -38,6 +38,8 @@ WATCHED: dict[str, Any] = {
     "threading": threading,
     "json": json,
 }
+# Module-name prefixes: "kernelevolve.eval" covers this package (kernelevolve.eval.worker.*) and the parent-side
+# modules a worker loads too (job, spawn).
 HARNESS_PACKAGES = ("kernelevolve.eval", "kernelevolve.result", "kernelevolve.problem", "kernelevolve.platforms")
 
 Print = dict[str, tuple[int, ...]]

@@ -1,0 +1,58 @@
+"""Child processes that run candidate code (parent side, torch-free): each starts in a process group of its own,
+with this package on its PYTHONPATH, and is killed as a whole group, so a compiler or any other process the
+candidate started (ninja, g++, nvcc) dies with it. The evaluator's workers and the agent's fast check start here.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])
+
+# What the evaluator tells a worker through its environment (read by eval/worker/main.py).
+RESULT_FD_ENV = "KERNELEVOLVE_RESULT_FD"
+MEMORY_LIMIT_ENV = "KERNELEVOLVE_MEMORY_LIMIT_BYTES"
+DEVICE_ENV = "KERNELEVOLVE_GPU_INDEX"  # set for GPU targets: the device to initialise before the job
+
+
+def child_env(extra: Mapping[str, str]) -> dict[str, str]:
+    """This process's environment with `extra` (a platform's worker environment) on top, and the package root
+    first on PYTHONPATH so that `python -m kernelevolve...` finds this checkout."""
+    env = {**os.environ, **extra}
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (PACKAGE_ROOT, env.get("PYTHONPATH")) if p)
+    return env
+
+
+def start(cmd: Sequence[str], **popen: Any) -> subprocess.Popen:
+    """Popen in a new session: the child leads a process group of its own, which kill_group kills whole."""
+    return subprocess.Popen(cmd, start_new_session=True, **popen)
+
+
+def kill_group(proc: subprocess.Popen) -> int:
+    """SIGKILL the child's whole process group (its children too), then reap the child; returns its exit status."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    return proc.wait()
+
+
+def run(cmd: Sequence[str], *, timeout_s: float, env: Mapping[str, str]) -> subprocess.CompletedProcess | None:
+    """Run to completion, stdout and stderr captured as text; None when it ran past timeout_s, by then with its
+    whole process group killed. (subprocess.run's timeout kills the child alone, and a grandchild holding the
+    pipes would keep it waiting.)"""
+    with start(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env) as proc:
+        try:
+            out, err = proc.communicate(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            kill_group(proc)
+            return None
+        except BaseException:  # interrupted while waiting: leave nothing running
+            kill_group(proc)
+            raise
+    return subprocess.CompletedProcess(list(cmd), proc.returncode, out, err)

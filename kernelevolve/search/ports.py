@@ -1,0 +1,48 @@
+"""What the driver needs from the parts it drives: an evaluator and operators. Each is a protocol, so a search
+can run on test doubles (tests/doubles.py) as it runs on the harness and a model."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+from kernelevolve.eval.job import EvalOptions
+from kernelevolve.operators.base import Proposal, Request
+from kernelevolve.platforms.base import Platform
+from kernelevolve.problem.problem import Problem
+from kernelevolve.result import EvalResult
+
+
+class Evaluate(Protocol):
+    """One device's evaluator (eval/evaluator.py's `Evaluator`): the driver runs one evaluation on each at a time."""
+
+    platform: Platform
+
+    def evaluate(self, problem: Problem, candidate: Path, options: EvalOptions, /) -> EvalResult: ...
+
+    def close(self) -> None: ...
+
+
+class Propose(Protocol):
+    """An operator (the universal LLM operator, the tune operator, replay): a candidate for a request, then the
+    evaluation back as feedback. It keeps its own accounting: `cost` (USD this session) and `stop_reason`."""
+
+    name: str
+    cost: float
+
+    def propose(self, request: Request) -> Proposal: ...
+
+    def feedback(self, proposal: Proposal, result: EvalResult | None) -> None:
+        """result None: the driver found the candidate already known and did not evaluate it."""
+
+    def stop_reason(self) -> str:
+        """Why this operator can propose nothing more ("" while it can)."""
+
+
+@runtime_checkable
+class Steer(Protocol):
+    """An operator that chooses its own parents (replay follows the recorded run's): the driver asks it instead
+    of the strategy, and runs its steps one at a time, since a later step's parent is an earlier step's node."""
+
+    def next_parents(self, by_hash: dict[str, int]) -> list[int] | None:
+        """The next step's parents ([] for a draft; None: nothing left), given the run's nodes by source hash."""

@@ -1,0 +1,368 @@
+"""The search driver and the session on test doubles: stop rules, dedup, the draft phase, failure counting,
+replay, resume and crossover, in-process and in milliseconds (tests/doubles.py; no worker, no build)."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import re
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+
+import pytest
+
+from kernelevolve.llm.base import LLMClient, LLMError, LLMResponse
+from kernelevolve.llm.registry import Ensemble
+from kernelevolve.operators.universal import UniversalOperator
+from kernelevolve.platforms import get_platform
+from kernelevolve.problem.problem import load_problem
+from kernelevolve.result import Status
+from kernelevolve.search import session
+from kernelevolve.search.driver import Driver, Root, SearchConfig
+from kernelevolve.search.session import Limits, RunSpec, SessionError
+from kernelevolve.search.strategies import make_strategy
+from kernelevolve.store.store import Store
+from tests.conftest import FIXTURES, ROOT
+from tests.doubles import RuleEvaluator, ScriptedOperator, kernel, tile_rule
+
+PROBLEM = FIXTURES / "transpose.py"
+
+
+@pytest.fixture
+def seed(tmp_path):
+    path = tmp_path / "seed.py"
+    path.write_text(kernel(1))
+    return path
+
+
+def search(store, spec, limits, evaluator=None, llm=None, **kw):
+    opened = session.open_run(store, spec, limits)
+    evaluator = evaluator or RuleEvaluator()
+    driver = session.build_driver(opened, [evaluator], limits, llm=llm, warm_start=False, **kw)
+    reason = driver.run_search()
+    return opened, driver, reason, session.finish(opened, reason, evaluator)
+
+
+def test_the_tune_operator_finds_the_tile_the_rule_favours(tmp_path, seed):
+    spec = RunSpec(PROBLEM, seed, trials=1)
+    opened, driver, reason, out = search(Store(tmp_path), spec, Limits(budget=6))
+    assert reason == "budget of 6 nodes reached" and out.evaluations == 6
+    assert out.seed_fitness == pytest.approx(tile_rule(kernel(1)))
+    assert out.best_fitness > 2 * out.seed_fitness and "TILE = 1\n" not in open(out.best_kernel).read()
+    rows = opened.store.nodes(opened.run.id)
+    assert [r.step for r in rows] == list(range(1, 7)) and len({r.source_hash for r in rows}) == 6
+    assert {r.operator for r in rows} == {"seed", "tune"}
+    analysis = opened.store.analysis(rows[1].id)
+    assert analysis["strategy"].startswith("tune: TILE=")
+
+
+@pytest.mark.parametrize(
+    ("limits", "reason"),
+    [
+        (Limits(budget=50, stall=3), "no improvement in 3 nodes"),
+        (Limits(budget=50, target_speedup=0.9), "target speedup 0.9x reached"),
+        (Limits(budget=50, time_s=0.0), "time limit of 0 s reached"),
+    ],
+)
+def test_stop_rules(tmp_path, seed, limits, reason):
+    seed.write_text(kernel(1, width=2))
+    _, driver, stopped, out = search(Store(tmp_path), RunSpec(PROBLEM, seed), limits)
+    assert stopped == reason
+    if limits.time_s == 0.0:
+        assert out.evaluations == 1  # the seed is evaluated before any rule is asked
+
+
+def test_a_seed_that_is_not_correct_stops_before_searching(tmp_path, seed):
+    seed.write_text(kernel(1, "BROKEN = 1"))
+    evaluator = RuleEvaluator(statuses={"BROKEN": Status.COMPILE_ERROR})
+    _, _, reason, out = search(Store(tmp_path), RunSpec(PROBLEM, seed), Limits(budget=5), evaluator)
+    assert reason == "the seed kernel is not correct (compile_error); fix it before searching"
+    assert out.evaluations == 1 and out.best_node is None
+
+
+def test_a_space_with_nothing_new_is_exhausted(tmp_path):
+    seed = tmp_path / "seed.py"
+    seed.write_text(kernel(1).replace("[1, 2, 4, 8, 16, 32, 64, 128]", "[1, 2]"))
+    _, _, reason, out = search(Store(tmp_path), RunSpec(PROBLEM, seed), Limits(budget=10))
+    assert reason.startswith("search space exhausted") and out.evaluations == 2
+
+
+def test_llm_drafts_first_then_refines_and_duplicates_make_no_node(tmp_path, seed):
+    evaluator = RuleEvaluator()
+    llm = ScriptedOperator([kernel(4), kernel(8), kernel(8), kernel(16), kernel(64)], cost=0.5)
+    opened, driver, reason, out = search(
+        Store(tmp_path), RunSpec(PROBLEM, seed, llm=("scripted:x",)), Limits(budget=5), evaluator, llm, draft_steps=2
+    )
+    drafts = [r for r in llm.requests if not r.parents]
+    assert len(drafts) >= 2 and [r.draft_index for r in drafts[:2]] == [1, 2]
+    refines = [r for r in llm.requests if r.parents]
+    assert refines and all(r.parent is not None and r.parent.id == r.parents[0] for r in refines)
+    assert refines[0].parent.source == driver.sources[refines[0].parents[0]]
+    assert [e.count("TILE = 8\n") for e in evaluator.evaluated].count(1) == 1  # the repeat was never evaluated
+    duplicates = [p for p, result in llm.feedback_got if result is None]
+    assert len(duplicates) == 1 and duplicates[0].note.startswith("duplicate")
+    assert out.evaluations == 5 and reason == "budget of 5 nodes reached"
+    assert driver.cost == pytest.approx(0.5 * len(llm.requests))
+    ops = [r.operator for r in opened.store.nodes(opened.run.id)]
+    assert ops[0] == "seed" and ops[1:3] == ["llm-draft", "llm-draft"]
+
+
+def test_the_cost_budget_stops_the_search(tmp_path, seed):
+    llm = ScriptedOperator([kernel(t) for t in (2, 4, 8, 16, 64, 128)], cost=1.0)
+    _, driver, reason, _ = search(
+        Store(tmp_path), RunSpec(PROBLEM, seed, llm=("s:x",)), Limits(budget=20, max_cost=2.5), llm=llm
+    )
+    assert reason.startswith("LLM cost budget of $2.5 reached") and driver.cost >= 2.5
+
+
+class _Client(LLMClient):
+    """A model that answers from a list; an LLMError in the list is raised (an unreachable model)."""
+
+    provider = "scripted"
+
+    def __init__(self, answers):
+        super().__init__("m")
+        self.answers = list(answers)
+
+    def complete(self, messages, *, max_tokens=8192, temperature=0.7):
+        answer = self.answers.pop(0)
+        if isinstance(answer, Exception):
+            raise answer
+        return LLMResponse(text=answer, model=self.name, prompt_tokens=10, completion_tokens=5)
+
+
+def _universal(answers) -> UniversalOperator:
+    client = _Client(answers)
+    return UniversalOperator(Ensemble([(client, 1.0)], random.Random(0)), load_problem(PROBLEM), get_platform("cpu"))
+
+
+def fenced(source: str) -> str:
+    return f"The tile is now larger.\n```python\n{source}```\n"
+
+
+def test_three_unreachable_calls_in_a_row_stop_the_run_and_are_recorded(tmp_path, seed):
+    llm = _universal([LLMError("connection refused")] * 6)  # two steps are in flight at once
+    opened, _, reason, _ = search(Store(tmp_path), RunSpec(PROBLEM, seed, llm=("s:x",)), Limits(budget=9), llm=llm)
+    assert re.fullmatch(r"the LLM failed [34] times in a row: connection refused", reason), reason
+    calls = opened.store.llm_calls(opened.run.id)
+    assert len(calls) >= 3 and all(c["outcome"] == "error" and c["node_id"] is None for c in calls)
+
+
+def test_an_unusable_answer_is_a_rejected_node_never_evaluated_and_replay_rebuilds_the_graph(tmp_path, seed):
+    store = Store(tmp_path)
+    # kernels without tunables: every step is the model's (no tune steps, which replay does not repeat)
+    seed.write_text(kernel(1, tunable=False))
+    answers = [fenced(kernel(t, tunable=False)) for t in (8, 16, 32, 64)]
+    answers.insert(1, "no code at all")
+    evaluator = RuleEvaluator()
+    spec = RunSpec(PROBLEM, seed, llm=("s:x",))
+    first, _, _, out = search(store, spec, Limits(budget=6), evaluator, _universal(answers), draft_steps=2)
+    rows = store.nodes(first.run.id)
+    rejected = [r for r in rows if r.status == "rejected"]
+    assert len(rejected) == 1 and "unusable response" in rejected[0].reason
+    assert len(evaluator.evaluated) == len(rows) - 1
+    calls = store.llm_calls(first.run.id)
+    assert sorted(c["outcome"] for c in calls) == ["ok", "ok", "ok", "ok", "unusable"]  # two drafts at once
+    # replay: the same answers on the same parents, no model
+    replay_spec = RunSpec(PROBLEM, seed, llm=(f"replay:{first.run.id}",), rng_seed=1)
+    opened = session.open_run(store, replay_spec, Limits(budget=6))
+    replay = session.llm_operator(opened, session.LLMSettings())
+    driver = session.build_driver(opened, [RuleEvaluator()], Limits(budget=6), llm=replay, warm_start=False)
+    reason = driver.run_search()
+    again = store.nodes(opened.run.id)
+    assert reason in ("replay: every recorded response has been served", "budget of 6 nodes reached")
+
+    def graph(nodes):  # (operator, kernel, parents' kernels): node order may differ, two steps were in flight
+        hashes = {r.id: r.source_hash for r in nodes}
+        return sorted((r.operator, r.source_hash, tuple(hashes[e.parent_id] for e in r.parents)) for r in nodes)
+
+    assert graph(again) == graph(rows)
+    assert {c["model"] for c in store.llm_calls(opened.run.id)} == {f"replay:{first.run.id}"}
+
+
+def test_the_same_spec_resumes_its_run_and_larger_limits_extend_it(tmp_path, seed):
+    store = Store(tmp_path)
+    spec = RunSpec(PROBLEM, seed)
+    first, _, _, _ = search(store, spec, Limits(budget=3))
+    evaluator = RuleEvaluator()
+    again, _, reason, out = search(store, spec, Limits(budget=6), evaluator)
+    assert again.run.id == first.run.id and again.resumed and again.stored_nodes == 3
+    assert out.evaluations == 6 and reason == "budget of 6 nodes reached"
+    assert len(evaluator.evaluated) == 3  # the seed is not evaluated again
+    assert json.loads(store.get_run(first.run.id).config)["budget"] == 6
+    other = session.open_run(store, RunSpec(PROBLEM, seed, tag="bench"), Limits(budget=3))
+    assert other.run.id != first.run.id and not other.resumed  # a runner's own runs are kept apart
+    assert session.stored_spec(store, first.run.id) == RunSpec(PROBLEM.resolve(), seed.resolve())
+
+
+def test_an_evaluation_from_an_earlier_run_is_reused(tmp_path, seed):
+    store = Store(tmp_path)
+    search(store, RunSpec(PROBLEM, seed), Limits(budget=3))
+    evaluator = RuleEvaluator()
+    opened, _, _, _ = search(store, RunSpec(PROBLEM, seed, rng_seed=5), Limits(budget=1), evaluator)
+    assert evaluator.evaluated == [] and store.nodes(opened.run.id)[0].reused_from is not None
+
+
+def test_evolve_crosses_two_parents(tmp_path):
+    seed = tmp_path / "seed.py"
+    seed.write_text(kernel(1, width=2))
+    store = Store(tmp_path)
+    opened, _, _, _ = search(store, RunSpec(PROBLEM, seed, strategy="evolve"), Limits(budget=25))
+    crossed = [r for r in store.nodes(opened.run.id) if r.operator == "crossover"]
+    assert crossed and all(len(r.parents) == 2 for r in crossed)
+
+
+def test_session_errors_say_what_is_wrong(tmp_path, seed):
+    store = Store(tmp_path)
+    with pytest.raises(SessionError, match="needs a starting kernel"):
+        session.open_run(store, RunSpec(PROBLEM), Limits())
+    with pytest.raises(SessionError, match="nope.py: no such seed kernel"):
+        session.open_run(store, RunSpec(PROBLEM, tmp_path / "nope.py"), Limits())
+    with pytest.raises(SessionError, match="unknown strategy"):
+        session.open_run(store, RunSpec(PROBLEM, seed, strategy="annealing"), Limits())
+    with pytest.raises(SessionError, match="no run 'zzz'"):
+        session.stored_spec(store, "zzz")
+    with pytest.raises(SessionError, match="expected PROVIDER:MODEL"):
+        session.first_prompt(store, RunSpec(PROBLEM, seed, llm=("gpt4",)), session.LLMSettings())
+
+
+def test_the_best_kernel_is_evaluated_against_torch_compile_only_where_the_search_ran_without_it(tmp_path, seed):
+    """On targets that time torch.compile, a search against eager skips it, and the best kernel is evaluated once
+    with it at the end (best_with_compile.json); --no-compile-baseline, or a target without it, skips that too."""
+
+    class GpuLike(RuleEvaluator):
+        def __init__(self):
+            super().__init__()
+            self.platform = type("P", (), {"compile_baseline": True, "name": "cuda"})()
+
+    store = Store(tmp_path)
+    gpu = GpuLike()
+    opened, _, _, out = search(store, RunSpec(PROBLEM, seed), Limits(budget=3), gpu)
+    assert all(o.compile_baseline is False for o in gpu.options[:-1])  # the search's nodes: never compiled
+    final_options = gpu.options[-1]
+    assert final_options.compile_baseline is None and out.final is not None  # the platform's default: timed
+    assert (tmp_path / opened.run.id / "best_with_compile.json").is_file()
+    off = GpuLike()
+    _, _, _, out = search(Store(tmp_path / "off"), RunSpec(PROBLEM, seed, compile_baseline=False), Limits(3), off)
+    assert out.final is None and all(o.compile_baseline is False for o in off.options)
+    _, _, _, out = search(Store(tmp_path / "cpu"), RunSpec(PROBLEM, seed), Limits(3), RuleEvaluator())
+    assert out.final is None  # the cpu target never times torch.compile
+
+
+def test_the_driver_needs_an_operator(tmp_path):
+    store = Store(tmp_path)
+    run = store.create_run(problem_path="p", problem_hash="h", platform="cpu", config={}, config_hash="c", budget=1)
+    with pytest.raises(ValueError, match="needs an operator"):
+        Driver(store, run, load_problem(PROBLEM), make_strategy("greedy", random.Random(0)), [], SearchConfig(), None)
+    assert Root("seed", "x", "m").operator == "seed"
+
+
+KILLABLE = """
+import sys
+from pathlib import Path
+sys.path.insert(0, {root!r})
+from kernelevolve.search import session
+from kernelevolve.store.store import Store
+from tests.doubles import RuleEvaluator
+spec = session.RunSpec(Path({problem!r}), Path({seed!r}))
+limits = session.Limits(budget=7)
+opened = session.open_run(Store({runs!r}), spec, limits)
+driver = session.build_driver(opened, [RuleEvaluator(delay_s=float(sys.argv[1]))], limits, warm_start=False)
+print(driver.run_search())
+"""
+
+
+def test_sigkill_mid_run_then_resume_completes_without_duplicates(tmp_path, seed):
+    """Every node is committed as it finishes: kill -9 loses only what was in flight, and the same spec resumes."""
+    script = tmp_path / "search.py"
+    runs = tmp_path / "runs"
+    script.write_text(KILLABLE.format(root=str(ROOT), problem=str(PROBLEM), seed=str(seed), runs=str(runs)))
+    proc = subprocess.Popen([sys.executable, str(script), "0.3"], start_new_session=True, cwd=ROOT)
+    db = runs / "kernelevolve.db"
+    deadline, nodes = time.monotonic() + 120, 0
+    while time.monotonic() < deadline and nodes < 3:
+        time.sleep(0.1)
+        try:
+            with sqlite3.connect(db) as con:
+                nodes = con.execute("select count(*) from nodes").fetchone()[0]
+        except sqlite3.Error:
+            pass
+    assert nodes >= 3, "the run did not get going"
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    with sqlite3.connect(db) as con:
+        assert con.execute("select status from runs").fetchone()[0] == "running"  # nothing had the chance to mark it
+    p = subprocess.run([sys.executable, str(script), "0"], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert p.returncode == 0 and "budget of 7 nodes reached" in p.stdout, p.stderr
+    with sqlite3.connect(db) as con:
+        rows = con.execute("select source_hash, step from nodes").fetchall()
+        evals = con.execute("select count(*) from evaluations").fetchone()[0]
+        runs_ = con.execute("select count(*), max(status) from runs").fetchone()
+    assert len(rows) == 7 == evals and len({h for h, _ in rows}) == 7
+    assert sorted(s for _, s in rows) == list(range(1, 8)) and runs_ == (1, "done")
+
+
+def test_a_starting_kernel_is_a_root_of_its_own_and_is_not_evaluated_again_on_resume(tmp_path, seed):
+    tiled = tmp_path / "tiled.py"
+    tiled.write_text(kernel(32))
+    store = Store(tmp_path)
+    messages = []
+    spec = RunSpec(PROBLEM, seed, (tiled,))
+    opened, _, _, out = search(store, spec, Limits(budget=2), on_update=lambda p: messages.append(p.message))
+    assert "evaluating the starting kernel tiled.py" in messages
+    rows = store.nodes(opened.run.id)
+    assert [(r.operator, r.params) for r in rows] == [("seed", '{"TILE": 1}'), ("start", '{"TILE": 32}')]
+    assert out.best_node == rows[1].id
+    evaluator = RuleEvaluator()
+    search(store, spec, Limits(budget=3), evaluator)
+    assert [r.operator for r in store.nodes(opened.run.id)] == ["seed", "start", "tune"]
+    assert len(evaluator.evaluated) == 1
+
+
+def test_progress_says_when_a_node_is_listed_for_review(tmp_path, seed):
+    class Reviewed(RuleEvaluator):
+        def evaluate(self, problem, candidate, options=None, /, **kw):
+            result = super().evaluate(problem, candidate, options, **kw)
+            result.review = ["threads waited for a CPU 140% of the timed wall time"]
+            return result
+
+    messages = []
+    search(
+        Store(tmp_path), RunSpec(PROBLEM, seed), Limits(1), Reviewed(), on_update=lambda p: messages.append(p.message)
+    )
+    assert any(m.startswith("node 1 (seed): ok") and "(review: threads waited" in m for m in messages), messages
+
+
+@pytest.mark.parametrize("strategy", ["greedy", "mcts", "evolve"])
+def test_every_strategy_improves_on_the_seed(tmp_path, seed, strategy):
+    _, _, _, out = search(Store(tmp_path), RunSpec(PROBLEM, seed, strategy=strategy), Limits(budget=6))
+    assert out.evaluations == 6 and out.best_fitness > out.seed_fitness
+
+
+def test_warm_start_takes_the_earlier_runs_best_kernel_for_a_similar_problem(tmp_path, seed):
+    store = Store(tmp_path)
+    first, _, _, out = search(store, RunSpec(PROBLEM, seed), Limits(budget=5))
+    config = json.loads(store.get_run(first.run.id).config)
+    assert config["lessons"] and config["lessons"][0]["gain"] > 1  # what worked was distilled
+    similar = tmp_path / "transpose_small.py"
+    similar.write_text(PROBLEM.read_text().replace('[{"N": 2048}, {"N": 1000}]', '[{"N": 1024}, {"N": 600}]'))
+    opened = session.open_run(store, RunSpec(similar, seed), Limits(budget=3))
+    driver = session.build_driver(opened, [RuleEvaluator()], Limits(budget=3))
+    assert any(f"warm start: run {first.run.id}'s best kernel (node {out.best_node}" in n for n in opened.notes)
+    driver.run_search()
+    rows = store.nodes(opened.run.id)
+    assert [r.operator for r in rows][:2] == ["seed", "warm-start"]
+    assert store.source(rows[1].id) == open(out.best_kernel).read()
+
+
+def test_a_known_kernel_returned_while_its_twin_is_evaluated_is_never_evaluated_twice(tmp_path, seed):
+    twin = kernel(8)
+    llm = ScriptedOperator([twin] * 4 + [kernel(t) for t in (2, 4, 16, 32, 64)])
+    evaluator = RuleEvaluator(delay_s=0.2)
+    spec = RunSpec(PROBLEM, seed, llm=("s:x",))
+    search(Store(tmp_path), spec, Limits(budget=5), evaluator, llm, draft_steps=3)
+    assert evaluator.evaluated.count(twin) == 1

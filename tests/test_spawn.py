@@ -1,0 +1,91 @@
+"""The process boundary: the parent side of eval/ imports no torch, and the one launcher of processes that run
+candidate code (eval/spawn.py) kills the whole process group on a timeout, so a compiler or any other process the
+candidate started dies with it."""
+
+from __future__ import annotations
+
+import os
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+from kernelevolve.eval import spawn
+from kernelevolve.operators.check import fast_check
+
+
+def _gone(pid: int, wait_s: float = 10.0) -> bool:
+    """Whether the process has exited (absent, or a zombie waiting for init to reap it), polled up to wait_s."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (FileNotFoundError, ProcessLookupError):
+            return True
+        if state in ("Z", "X"):
+            return True
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.1)
+
+
+def _spawns_and_hangs(pid_file: Path) -> str:
+    """Python source that starts a grandchild (`sleep 60`, standing in for ninja or nvcc), records its pid, hangs."""
+    return textwrap.dedent(
+        f"""
+        import subprocess, time
+        child = subprocess.Popen(["sleep", "60"])
+        with open({str(pid_file)!r}, "w") as f:
+            f.write(str(child.pid))
+        time.sleep(600)
+        """
+    )
+
+
+def test_the_parent_side_imports_no_torch():
+    # What the parent (CLI, search, bench) imports from eval/, and the worker package itself, which must stay empty.
+    modules = [
+        "kernelevolve.eval.evaluator",
+        "kernelevolve.eval.probes",
+        "kernelevolve.eval.spawn",
+        "kernelevolve.eval.worker",
+        "kernelevolve.eval.worker.candidate",
+        "kernelevolve.operators.check",
+    ]
+    code = f"import importlib, sys; [importlib.import_module(m) for m in {modules!r}]; print('torch' in sys.modules)"
+    p = spawn.run([sys.executable, "-c", code], timeout_s=120, env=spawn.child_env({}))
+    assert p is not None and p.returncode == 0, p and p.stderr
+    assert p.stdout.strip() == "False"
+
+
+def test_run_returns_the_output_and_status():
+    code = "import sys; print('out'); print('err', file=sys.stderr); sys.exit(3)"
+    p = spawn.run([sys.executable, "-c", code], timeout_s=60, env=spawn.child_env({}))
+    assert p is not None and p.returncode == 3
+    assert p.stdout == "out\n" and p.stderr == "err\n"
+
+
+def test_child_env_puts_the_package_first_on_pythonpath(monkeypatch):
+    monkeypatch.setenv("PYTHONPATH", "/elsewhere")
+    env = spawn.child_env({"EXTRA": "1"})
+    assert env["PYTHONPATH"].split(os.pathsep) == [spawn.PACKAGE_ROOT, "/elsewhere"]
+    assert env["EXTRA"] == "1" and (Path(spawn.PACKAGE_ROOT) / "kernelevolve").is_dir()
+
+
+def test_run_kills_the_whole_process_group_on_timeout(tmp_path):
+    pid_file = tmp_path / "grandchild.pid"
+    t0 = time.monotonic()
+    p = spawn.run([sys.executable, "-c", _spawns_and_hangs(pid_file)], timeout_s=3, env=spawn.child_env({}))
+    assert p is None and time.monotonic() - t0 < 30
+    assert pid_file.is_file(), "the child never started its grandchild"
+    assert _gone(int(pid_file.read_text())), "the grandchild survived the timeout"
+
+
+def test_fast_check_kills_a_process_the_import_left_running(tmp_path):
+    """The agent's CHECK imports the file in its own process: on timeout, a process that the import started (a
+    compiler, here `sleep 60`) is killed too, not left running."""
+    pid_file = tmp_path / "grandchild.pid"
+    message = fast_check(_spawns_and_hangs(pid_file), "cpu", timeout_s=30)
+    assert message == "check failed: importing the file took more than 30 s"
+    assert pid_file.is_file(), "the check process had not reached the file's code within 30 s"
+    assert _gone(int(pid_file.read_text())), "the grandchild survived the check's timeout"

@@ -8,18 +8,21 @@ import subprocess
 import sys
 
 from tests.conftest import ROOT
+from tests.suite_checks import SMALL_CASES, small_case_problem
 
 
 def test_tune_vs_grid_runs_grid_and_search_and_keeps_partial_results(tmp_path):
     out = tmp_path / "tvg.json"
     folder = ROOT / "suites" / "ranking" / "jagged_sum"
+    # the suite's problem at small shape cases: its own sizes make each of the 11 evaluations about 15 s on a CPU
+    problem = small_case_problem(tmp_path, "jagged_sum", SMALL_CASES["jagged_sum"])
     cmd = [
         sys.executable,
         str(ROOT / "benchmarks" / "tune_vs_grid.py"),
         "--target",
         "cpu",
         "--problem",
-        str(folder / "problem.py"),
+        str(problem),
         "--seed",
         str(folder / "seed_cpp.py"),
         "--strategies",

@@ -92,7 +92,7 @@ def search(
             limits = session.Limits(budget=budget)
             opened = session.open_run(Store(tmp), spec, limits)
             with Evaluator(target, prestart=spares) as ev:
-                driver = session.build_driver(opened, [ev], limits, warm_start=False)
+                driver = session.build_driver(opened, [ev], warm_start=False)
                 t0 = time.monotonic()
                 reason = driver.run_search()
                 minutes = (time.monotonic() - t0) / 60

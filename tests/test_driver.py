@@ -42,7 +42,7 @@ def seed(tmp_path):
 def search(store, spec, limits, evaluator=None, llm=None, **kw):
     opened = session.open_run(store, spec, limits)
     evaluator = evaluator or RuleEvaluator()
-    driver = session.build_driver(opened, [evaluator], limits, llm=llm, warm_start=False, **kw)
+    driver = session.build_driver(opened, [evaluator], llm=llm, warm_start=False, **kw)
     reason = driver.run_search()
     return opened, driver, reason, session.finish(opened, reason, evaluator)
 
@@ -84,11 +84,15 @@ def test_a_seed_that_is_not_correct_stops_before_searching(tmp_path, seed):
     assert out.evaluations == 1 and out.best_node is None
 
 
-def test_a_space_with_nothing_new_is_exhausted(tmp_path):
+@pytest.mark.parametrize("width", [None, 4])
+def test_the_space_is_exhausted_only_when_every_setting_was_tried(tmp_path, width):
+    """Random steps soon repeat known kernels in a small space; the tune operator then enumerates what is left."""
     seed = tmp_path / "seed.py"
-    seed.write_text(kernel(1).replace("[1, 2, 4, 8, 16, 32, 64, 128]", "[1, 2]"))
-    _, _, reason, out = search(Store(tmp_path), RunSpec(PROBLEM, seed), Limits(budget=10))
-    assert reason.startswith("search space exhausted") and out.evaluations == 2
+    seed.write_text(kernel(1, width=width))
+    size = 8 * (4 if width else 1)
+    _, _, reason, out = search(Store(tmp_path), RunSpec(PROBLEM, seed), Limits(budget=size + 5))
+    assert reason == "search space exhausted: every setting of the kernel's tunables has been tried"
+    assert out.evaluations == size and out.best_fitness == pytest.approx(2.0)
 
 
 def test_llm_drafts_first_then_refines_and_duplicates_make_no_node(tmp_path, seed):
@@ -150,6 +154,11 @@ def test_three_unreachable_calls_in_a_row_stop_the_run_and_are_recorded(tmp_path
     assert re.fullmatch(r"the LLM failed [34] times in a row: connection refused", reason), reason
     calls = opened.store.llm_calls(opened.run.id)
     assert len(calls) >= 3 and all(c["outcome"] == "error" and c["node_id"] is None for c in calls)
+    seedless = session.open_run(Store(tmp_path / "b"), RunSpec(PROBLEM, llm=("s:x",)), Limits(budget=9))
+    llm = _universal([LLMError("connection refused")] * 6)
+    reason = session.build_driver(seedless, [RuleEvaluator()], llm=llm, warm_start=False).run_search()
+    run = seedless.store.get_run(seedless.run.id)
+    assert run.status == "failed" and run.stop_reason == reason  # no node at all: not a finished search
 
 
 def test_an_unusable_answer_is_a_rejected_node_never_evaluated_and_replay_rebuilds_the_graph(tmp_path, seed):
@@ -171,7 +180,7 @@ def test_an_unusable_answer_is_a_rejected_node_never_evaluated_and_replay_rebuil
     replay_spec = RunSpec(PROBLEM, seed, llm=(f"replay:{first.run.id}",), rng_seed=1)
     opened = session.open_run(store, replay_spec, Limits(budget=6))
     replay = session.llm_operator(opened, session.LLMSettings())
-    driver = session.build_driver(opened, [RuleEvaluator()], Limits(budget=6), llm=replay, warm_start=False)
+    driver = session.build_driver(opened, [RuleEvaluator()], llm=replay, warm_start=False)
     reason = driver.run_search()
     again = store.nodes(opened.run.id)
     assert reason in ("replay: every recorded response has been served", "budget of 6 nodes reached")
@@ -199,6 +208,17 @@ def test_the_same_spec_resumes_its_run_and_larger_limits_extend_it(tmp_path, see
     assert session.stored_spec(store, first.run.id) == RunSpec(PROBLEM.resolve(), seed.resolve())
 
 
+def test_a_resume_keeps_the_limits_it_was_given_unless_they_are_given_again(tmp_path, seed):
+    store = Store(tmp_path)
+    spec = RunSpec(PROBLEM, seed)
+    first = session.open_run(store, spec, Limits(budget=3, time_s=100.0, stall=50, max_cost=2.0))
+    again = session.open_run(store, spec, Limits(), run_id=first.run.id)
+    assert again.limits == Limits(budget=3, time_s=100.0, stall=50, max_cost=2.0)
+    extended = session.open_run(store, spec, Limits(budget=6))  # the same spec found again, one limit raised
+    assert extended.run.id == first.run.id and extended.limits == Limits(6, 100.0, 50, None, 2.0)
+    assert session.open_run(Store(tmp_path / "new"), spec).limits == Limits(budget=20)  # a new run: the defaults
+
+
 def test_an_evaluation_from_an_earlier_run_is_reused(tmp_path, seed):
     store = Store(tmp_path)
     search(store, RunSpec(PROBLEM, seed), Limits(budget=3))
@@ -224,6 +244,10 @@ def test_session_errors_say_what_is_wrong(tmp_path, seed):
         session.open_run(store, RunSpec(PROBLEM, tmp_path / "nope.py"), Limits())
     with pytest.raises(SessionError, match="unknown strategy"):
         session.open_run(store, RunSpec(PROBLEM, seed, strategy="annealing"), Limits())
+    if not os.path.exists("/dev/nvidiactl") and not os.path.exists("/proc/driver/nvidia/version"):
+        with pytest.raises(SessionError, match="target 'cuda' needs a GPU, and this machine has none"):
+            session.open_run(store, RunSpec(PROBLEM, seed, target="cuda"), Limits())
+        assert store.runs() == []  # refused before any run was created
     with pytest.raises(SessionError, match="no run 'zzz'"):
         session.stored_spec(store, "zzz")
     with pytest.raises(SessionError, match="expected PROVIDER:MODEL"):
@@ -271,7 +295,7 @@ from tests.doubles import RuleEvaluator
 spec = session.RunSpec(Path({problem!r}), Path({seed!r}))
 limits = session.Limits(budget=7)
 opened = session.open_run(Store({runs!r}), spec, limits)
-driver = session.build_driver(opened, [RuleEvaluator(delay_s=float(sys.argv[1]))], limits, warm_start=False)
+driver = session.build_driver(opened, [RuleEvaluator(delay_s=float(sys.argv[1]))], warm_start=False)
 print(driver.run_search())
 """
 
@@ -316,7 +340,7 @@ def test_a_starting_kernel_is_a_root_of_its_own_and_is_not_evaluated_again_on_re
     assert "evaluating the starting kernel tiled.py" in messages
     rows = store.nodes(opened.run.id)
     assert [(r.operator, r.params) for r in rows] == [("seed", '{"TILE": 1}'), ("start", '{"TILE": 32}')]
-    assert out.best_node == rows[1].id
+    assert out.best_node == rows[1].step  # numbered within the run
     evaluator = RuleEvaluator()
     search(store, spec, Limits(budget=3), evaluator)
     assert [r.operator for r in store.nodes(opened.run.id)] == ["seed", "start", "tune"]
@@ -351,7 +375,7 @@ def test_warm_start_takes_the_earlier_runs_best_kernel_for_a_similar_problem(tmp
     similar = tmp_path / "transpose_small.py"
     similar.write_text(PROBLEM.read_text().replace('[{"N": 2048}, {"N": 1000}]', '[{"N": 1024}, {"N": 600}]'))
     opened = session.open_run(store, RunSpec(similar, seed), Limits(budget=3))
-    driver = session.build_driver(opened, [RuleEvaluator()], Limits(budget=3))
+    driver = session.build_driver(opened, [RuleEvaluator()])
     assert any(f"warm start: run {first.run.id}'s best kernel (node {out.best_node}" in n for n in opened.notes)
     driver.run_search()
     rows = store.nodes(opened.run.id)
@@ -366,3 +390,114 @@ def test_a_known_kernel_returned_while_its_twin_is_evaluated_is_never_evaluated_
     spec = RunSpec(PROBLEM, seed, llm=("s:x",))
     search(Store(tmp_path), spec, Limits(budget=5), evaluator, llm, draft_steps=3)
     assert evaluator.evaluated.count(twin) == 1
+
+
+HANGING = """
+import sys, time
+from pathlib import Path
+sys.path.insert(0, {root!r})
+from kernelevolve.search import session
+from kernelevolve.store.store import Store
+from tests.doubles import RuleEvaluator, ScriptedOperator, kernel
+
+def hang(request):
+    time.sleep(3600)  # a model server that never answers
+
+spec = session.RunSpec(Path({problem!r}), Path({seed!r}), llm=("s:x",))
+opened = session.open_run(Store({runs!r}), spec, session.Limits(budget=9))
+llm = ScriptedOperator([hang] * 9)
+driver = session.build_driver(opened, [RuleEvaluator()], llm=llm, warm_start=False,
+                              on_update=lambda p: print(p.message, flush=True))
+driver.heartbeat_s = 0.5
+driver.run_search()
+"""
+
+
+def test_a_hung_model_is_reported_and_ctrl_c_stops_the_run_within_seconds(tmp_path, seed):
+    """The progress line says what the run waits for; Ctrl-C ends it at once, with what finished committed."""
+    script = tmp_path / "search.py"
+    runs = tmp_path / "runs"
+    script.write_text(HANGING.format(root=str(ROOT), problem=str(PROBLEM), seed=str(seed), runs=str(runs)))
+    proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True, cwd=ROOT)
+    lines = []
+    for line in proc.stdout:
+        lines.append(line)
+        if line.startswith("waiting for the model"):
+            break
+    assert any(line.startswith("node 1 (seed): ok") for line in lines), lines
+    t0 = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    proc.wait(timeout=30)
+    assert time.monotonic() - t0 < 10, "Ctrl-C waited for the hung call"
+    with sqlite3.connect(runs / "kernelevolve.db") as con:
+        assert con.execute("select status from runs").fetchone()[0] == "interrupted"
+        assert con.execute("select count(*) from nodes").fetchone()[0] == 1  # the seed, committed
+
+
+def test_a_root_that_timed_out_is_evaluated_again_when_its_run_resumes(tmp_path, seed):
+    seed.write_text(kernel(1, "SLOW = 1"))
+    store = Store(tmp_path)
+    spec = RunSpec(PROBLEM, seed)
+    slow = RuleEvaluator(statuses={"SLOW": Status.TIMEOUT})
+    first, _, reason, _ = search(store, spec, Limits(budget=3), slow)
+    assert "timed out" in reason and "raise --timeout" in reason
+    fast = RuleEvaluator()  # as with a larger --timeout
+    again, _, reason, out = search(store, spec, Limits(budget=3), fast)
+    assert again.run.id == first.run.id and fast.evaluated[0] == seed.read_text()
+    assert reason == "budget of 3 nodes reached" and out.seed_fitness > 0
+    seed_node = store.nodes(first.run.id)[0]
+    assert seed_node.status == "ok" and store.evaluation(seed_node.id).status is Status.OK
+
+
+EVALUATING = """
+import sys
+from pathlib import Path
+sys.path.insert(0, {root!r})
+from kernelevolve.eval.evaluator import Evaluator
+from kernelevolve.search import session
+from kernelevolve.store.store import Store
+
+spec = session.RunSpec(Path({problem!r}), Path({seed!r}), trials=1)
+opened = session.open_run(Store({runs!r}), spec, session.Limits(budget=3))
+evaluator = Evaluator("cpu", timeout_s=300)
+driver = session.build_driver(opened, [evaluator], warm_start=False, on_update=lambda p: print(p.message, flush=True))
+try:
+    driver.run_search()
+finally:
+    evaluator.close()
+"""
+
+
+def _processes_with(marker: str) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        try:
+            if entry.isdigit() and marker.encode() in open(f"/proc/{entry}/environ", "rb").read():
+                found.append(int(entry))
+        except OSError:
+            pass
+    return found
+
+
+def test_ctrl_c_during_an_evaluation_stops_the_run_and_its_worker_within_seconds(tmp_path):
+    """The harness's real worker, running a kernel that never returns: Ctrl-C does not wait for the evaluation
+    deadline, and no worker is left running."""
+    script, runs, marker = tmp_path / "search.py", tmp_path / "runs", str(tmp_path / "cache")
+    problem, seed = FIXTURES / "kb_relu.py", FIXTURES / "candidates" / "hangs.py"
+    script.write_text(EVALUATING.format(root=str(ROOT), problem=str(problem), seed=str(seed), runs=str(runs)))
+    env = {**os.environ, "KERNELEVOLVE_CACHE": marker}
+    proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True, cwd=ROOT, env=env)
+    for line in proc.stdout:
+        if line.startswith("evaluating the seed kernel"):
+            break
+    time.sleep(3)  # the worker is in the candidate's loop by now
+    t0 = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    proc.wait(timeout=60)
+    assert time.monotonic() - t0 < 15, "Ctrl-C waited for the evaluation"
+    deadline = time.monotonic() + 10
+    while _processes_with(marker) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not _processes_with(marker), "a worker outlived the interrupted run"
+    with sqlite3.connect(runs / "kernelevolve.db") as con:
+        assert con.execute("select status from runs").fetchone()[0] == "interrupted"

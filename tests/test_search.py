@@ -111,6 +111,13 @@ def test_rerunning_the_same_command_resumes_and_reports(greedy_run):
     p = optimize(runs, "--strategy", "greedy", "--budget", "4")
     assert p.returncode == 0 and json.loads(p.stdout)["run"] == first["run"]
     assert "resumed (4 nodes stored)" in p.stderr
+    resumed = subprocess.run(  # the command Ctrl-C prints: the run as it was specified, its budget of 4 kept
+        [sys.executable, "-m", "kernelevolve", "optimize", "--resume", first["run"], "--runs-dir", str(runs), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert resumed.returncode == 0 and json.loads(resumed.stdout)["stop_reason"] == "budget of 4 nodes reached"
     missing = optimize(runs, "--start", str(runs / "nope.py"))
     assert missing.returncode == 2 and "nope.py: no such starting kernel" in missing.stderr
 

@@ -2,9 +2,11 @@
 
 from kernelevolve.cli import (  # noqa: F401 - each module registers its commands
     bench_cmd,
+    cache_cmd,
     check_problem,
     eval_cmd,
     kb_cmd,
+    runs_cmd,
     search_cmd,
 )
 from kernelevolve.cli.common import app

@@ -55,6 +55,9 @@ def bench_command(
     runs_dir: Path = RUNS_DIR,
     trials: int = typer.Option(3, min=1),
     timeout: float = typer.Option(300.0, help="per-evaluation limit in seconds"),
+    compile_timeout: float = typer.Option(
+        600.0, help="per-evaluation limit on compiles (C++/CUDA extension builds, torch.compile), in seconds"
+    ),
     baseline: Baseline = typer.Option(Baseline.eager),
     no_compile_baseline: bool = typer.Option(
         False, "--no-compile-baseline", help="never time torch.compile (by default: seeds and each search's best)"
@@ -86,7 +89,7 @@ def bench_command(
     rows: list[BenchRow] = []
     started = time.strftime("%Y-%m-%d %H:%M")
     with (
-        Evaluator(tgt, timeout_s=timeout, prestart=True) as evaluator,
+        Evaluator(tgt, timeout_s=timeout, prestart=True, compile_timeout_s=compile_timeout) as evaluator,
         Progress(
             TextColumn("{task.description}"),
             BarColumn(),
@@ -98,6 +101,8 @@ def bench_command(
         task = progress.add_task("bench", total=len(items))
         for item in items:
             progress.update(task, description=f"{item.name}")
+            if not progress.console.is_terminal:  # the bar is drawn only on a terminal: a line per problem
+                progress.console.print(f"[{len(rows) + 1}/{len(items)}] {item.name}: started", markup=False)
             try:
                 rows.append(
                     _one(
@@ -215,7 +220,7 @@ def _one(
     limits = Limits(budget=budget, time_s=time_s)
     opened = session.open_run(store, spec, limits)
     operator = session.llm_operator(opened, LLMSettings(llm_base_url, timeout_s=timeout))
-    stopped = session.build_driver(opened, [evaluator], limits, llm=operator, warm_start=False).run_search()
+    stopped = session.build_driver(opened, [evaluator], llm=operator, warm_start=False).run_search()
     outcome = session.finish(opened, stopped)
     searched = f"{outcome.evaluations} nodes; {stopped}"
     if outcome.best_node is None:

@@ -2,22 +2,67 @@
 
 from __future__ import annotations
 
+import errno
 from enum import Enum
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
+from typing import Any
 
 import typer
 from rich.console import Console
+from rich.text import Text
+from typer.core import TyperGroup
 
 from kernelevolve.eval.job import BASELINES, PROFILE_HELP, PROFILES
 from kernelevolve.platforms import PLATFORMS
+from kernelevolve.store.store import StoreError
+
+
+def plain_console(stderr: bool = False) -> Console:
+    """A console for text that is data (paths, model names, LLM and error messages): `:x:` stays `:x:` (no emoji),
+    `[...]` stays as written (no markup) and nothing is recoloured (no highlighting). Style with rich Text."""
+    return Console(stderr=stderr, soft_wrap=True, emoji=False, markup=False, highlight=False)
+
+
+err = plain_console(stderr=True)
+
+
+class _Commands(TyperGroup):
+    """Every command's errors that are the user's to fix end as one line and exit status 2, not a traceback: the
+    store's (StoreError: a read-only or full store, a missing database driver) and a full disk anywhere."""
+
+    def invoke(self, ctx: Any) -> Any:
+        try:
+            return super().invoke(ctx)
+        except StoreError as e:
+            raise usage_error(str(e)) from None
+        except OSError as e:
+            if e.errno not in (errno.ENOSPC, errno.EDQUOT):
+                raise
+            where = f" writing {e.filename}" if e.filename else ""
+            raise usage_error(f"the disk is full (no space left){where}: free some space, then retry") from None
+
 
 app = typer.Typer(
-    add_completion=False, no_args_is_help=True, help="Search for kernels faster than PyTorch, and prove them correct."
+    cls=_Commands,
+    add_completion=False,
+    no_args_is_help=True,
+    help="Search for kernels faster than PyTorch, and prove them correct.",
 )
-err = Console(stderr=True, soft_wrap=True)
 
 EXIT_CORRECT, EXIT_NOT_CORRECT, EXIT_USAGE = 0, 1, 2
-__all__ = ["DB", "PROFILE_HELP", "RUNS_DIR", "Baseline", "Profile", "Target", "app", "err", "usage_error"]
+__all__ = [
+    "DB",
+    "PROFILE_HELP",
+    "RUNS_DIR",
+    "Baseline",
+    "Profile",
+    "Target",
+    "app",
+    "err",
+    "plain_console",
+    "usage_error",
+]
 
 
 # The choices are the engine's own words (platforms, eval/job.py), not a second list of them.
@@ -26,16 +71,31 @@ Baseline = Enum("Baseline", {word: word for word in BASELINES}, type=str)
 Profile = Enum("Profile", {word: word for word in PROFILES}, type=str)
 
 
-RUNS_DIR = typer.Option(Path("runs"), "--runs-dir", help="where runs, their store and artifacts live")
+# readable=False: the store, not the option parser, says what is wrong with the folder (kernelevolve/store/store.py).
+RUNS_DIR = typer.Option(Path("runs"), "--runs-dir", readable=False, help="where runs, their store and artifacts live")
 DB = typer.Option(None, "--db", help="SQLAlchemy URL of the store (default: SQLite in the runs directory)")
 
 
 def usage_error(message: str) -> typer.Exit:
-    """Print a usage error and return the Exit to raise (status 2)."""
-    err.print(f"[bold red]error:[/] {message}", highlight=False)
+    """Print a usage error and return the Exit to raise (status 2). The message is printed as written."""
+    err.print(Text.assemble(("error:", "bold red"), " ", message))
     return typer.Exit(EXIT_USAGE)
 
 
+def _version(asked: bool) -> None:
+    if asked:
+        try:
+            number = version("kernelevolve")
+        except PackageNotFoundError:
+            number = "unknown"
+        typer.echo(f"kernelevolve {number}")
+        raise typer.Exit(0)
+
+
 @app.callback()
-def main() -> None:
+def main(
+    show_version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True, help="print the version and exit"
+    ),
+) -> None:
     """KernelEvolve: agentic kernel optimization."""

@@ -35,6 +35,9 @@ def eval_command(
     target: Target | None = typer.Option(None, help="where to run; default cuda when a GPU is present, else cpu"),
     as_json: bool = typer.Option(False, "--json", help="print one JSON object on stdout"),
     timeout: float = typer.Option(300.0, help="hard wall-clock limit for the evaluation, in seconds"),
+    compile_timeout: float = typer.Option(
+        600.0, help="limit on compiles (C++/CUDA extension builds, torch.compile), in seconds, apart from --timeout"
+    ),
     trials: int = typer.Option(3, min=1, help="correctness trials with fresh inputs per shape case"),
     baseline: Baseline = typer.Option(Baseline.eager, help="the baseline fitness is measured against"),
     no_compile_baseline: bool = typer.Option(
@@ -74,7 +77,7 @@ def eval_command(
     if baseline is Baseline.compile and not PLATFORMS[tgt].compile_baseline and not as_json:
         err.print(f"note: no torch.compile baseline on the {tgt} target; fitness uses eager")
     limit = int(memory_limit_gb * 2**30) if memory_limit_gb else None
-    with Evaluator(tgt, timeout_s=timeout, memory_limit=limit) as ev:
+    with Evaluator(tgt, timeout_s=timeout, memory_limit=limit, compile_timeout_s=compile_timeout) as ev:
         spinner = nullcontext() if as_json else err.status(f"evaluating {candidate.name} on {tgt} ...")
         try:
             with spinner:

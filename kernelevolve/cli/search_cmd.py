@@ -8,13 +8,26 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
+from textwrap import shorten
 
 import typer
 from rich.console import Console
 from rich.live import Live
 from rich.table import Table
+from rich.text import Text
 
-from kernelevolve.cli.common import DB, PROFILE_HELP, RUNS_DIR, Baseline, Profile, Target, app, err, usage_error
+from kernelevolve.cli.common import (
+    DB,
+    PROFILE_HELP,
+    RUNS_DIR,
+    Baseline,
+    Profile,
+    Target,
+    app,
+    err,
+    plain_console,
+    usage_error,
+)
 from kernelevolve.eval.evaluator import Evaluator
 from kernelevolve.platforms import default_target
 from kernelevolve.problem.problem import ProblemError
@@ -47,7 +60,7 @@ def _progress_table(p: Progress) -> Table:
         f"{p.elapsed_s:.0f} s{remaining}",
     )
     if p.message:
-        t.add_row(f"[dim]{p.message}[/]")
+        t.add_row(Text(p.message, style="dim"))  # the message may hold a model's text: never markup
     return t
 
 
@@ -69,25 +82,47 @@ def display(console: Console) -> Iterator[Callable[[Progress], None]]:
     yield line
 
 
-def _summary(store: Store, run: Run, console: Console, top: int = 5) -> None:
-    graph = Graph.from_store(store.nodes(run.id))
-    ranked = sorted(graph.correct(), key=lambda n: -n.score)[:top]
-    table = Table("node", "operator", "parents", "status", "fitness", "speedup", "params", title=f"run {run.id}")
-    for n in ranked:
-        table.add_row(
-            str(n.id),
+def _summary(store: Store, run: Run, console: Console, top: int = 5, every: bool = False) -> None:
+    """The best correct nodes (with `every`: all nodes in order, failed ones with their reason) and the lineage of
+    the best, nodes numbered within their run."""
+    rows = store.nodes(run.id)
+    graph = Graph.from_store(rows)
+    step = {r.id: r.step for r in rows}
+    reason = {r.id: r.reason for r in rows}
+
+    def num(node_id: int) -> str:
+        return str(step[node_id]) if node_id in step else f"id {node_id}"  # not of this run: the store's id
+
+    shown = [graph.nodes[i] for i in graph.order] if every else sorted(graph.correct(), key=lambda n: -n.score)[:top]
+    columns = ["node", "operator", "parents", "status", "fitness", "speedup", "params"] + (["reason"] if every else [])
+    table = Table(*columns, title=f"run {run.id}" + (f": all {len(rows)} nodes" if every else ""))
+    for n in shown:
+        cells = [
+            num(n.id),
             n.operator,
-            ",".join(map(str, n.parents)) or "-",
+            ",".join(map(num, n.parents)) or "-",
             n.status,
             f"{n.fitness:.3f}" if n.fitness else "-",
             f"{n.speedup:.3f}x" if n.speedup else "-",
-            json.dumps(n.params),
-        )
+            Text(json.dumps(n.params)),
+        ]
+        if every:
+            cells.append(Text(shorten(reason[n.id], 100, placeholder=" ...") or "-"))
+        table.add_row(*cells)
     console.print(table)
     best = graph.best()
     if best:
-        lineage = " <- ".join(f"{i} ({graph.nodes[i].operator})" for i in graph.ancestors(best.id))
+        lineage = " <- ".join(f"{num(i)} ({graph.nodes[i].operator})" for i in graph.ancestors(best.id))
         console.print(f"lineage of the best: {lineage}", highlight=False)
+    failed = len(rows) - len(graph.correct())
+    if failed and not every:
+        where = "" if store.runs_dir == Path("runs") else f" --runs-dir {store.runs_dir}"
+        console.print(
+            f"{failed} of {len(rows)} nodes not correct: `kernelevolve show {run.id}{where} --all` lists every node, "
+            f"`--node N` shows one",
+            highlight=False,
+            markup=False,
+        )
 
 
 @app.command("optimize")
@@ -100,7 +135,9 @@ def optimize_command(
         help="another starting kernel, evaluated after the seed (repeatable): one for some shapes",
     ),
     strategy: str = typer.Option("greedy", help=f"search strategy: {', '.join(STRATEGIES)}"),
-    budget: int = typer.Option(20, min=1, help="nodes in the run, the seed included"),
+    budget: int | None = typer.Option(
+        None, min=1, help="nodes in the run, the seed included [default: 20; a resumed run: its own]"
+    ),
     time_limit: float | None = typer.Option(None, "--time", help="search wall-time limit in seconds"),
     stall: int | None = typer.Option(None, help="stop after this many nodes without improvement"),
     target_speedup: float | None = typer.Option(None, "--target-speedup", help="stop once this speedup is reached"),
@@ -110,6 +147,9 @@ def optimize_command(
     resume: str | None = typer.Option(None, "--resume", help="continue this run"),
     as_json: bool = typer.Option(False, "--json", help="print one JSON object on stdout at the end"),
     timeout: float = typer.Option(300.0, help="per-evaluation wall-clock limit in seconds"),
+    compile_timeout: float = typer.Option(
+        600.0, help="per-evaluation limit on compiles (C++/CUDA extension builds, torch.compile), in seconds"
+    ),
     trials: int = typer.Option(3, min=1, help="correctness trials per shape case"),
     baseline: Baseline = typer.Option(Baseline.eager, help="the baseline fitness is measured against"),
     no_compile_baseline: bool = typer.Option(False, "--no-compile-baseline", help="skip the torch.compile baseline"),
@@ -126,6 +166,7 @@ def optimize_command(
         None, "--llm-base-url", envvar="KERNELEVOLVE_LLM_BASE_URL", help="endpoint of an OpenAI-compatible server"
     ),
     max_cost: float | None = typer.Option(None, "--max-cost", help="stop when LLM calls have cost this many USD"),
+    # Limits not given again on a resume (--resume, or the same command re-run) are the run's own.
     prices: Path | None = typer.Option(None, "--prices", help="JSON price table (USD per million tokens)"),
     draft_steps: int = typer.Option(3, help="LLM steps that draft independent kernels before refining"),
     dry_run: bool = typer.Option(False, "--dry-run", help="write the first prompt to a file and exit"),
@@ -164,12 +205,16 @@ def optimize_command(
         if dry_run:
             name, prompt = session.first_prompt(store, spec, settings)
             path = runs_dir / f"prompt-{name}.md"
-            path.write_text(prompt)
+            try:
+                path.write_text(prompt)
+            except OSError as e:
+                why = f"cannot write the prompt to {path}: {e.strerror}; pass a writable --runs-dir"
+                raise SessionError(why) from e
             err.print(f"wrote the first prompt to {path}; nothing was called")
             raise typer.Exit(0)
         opened = session.open_run(store, spec, limits, run_id=resume)
         operator = session.llm_operator(opened, settings)
-        evaluators = _evaluators(spec.target, devices, timeout)
+        evaluators = _evaluators(spec.target, devices, timeout, compile_timeout)
     except SessionError as e:
         raise usage_error(str(e)) from None
     what = f"run {opened.run.id} " + (f"resumed ({opened.stored_nodes} nodes stored)" if opened.resumed else "started")
@@ -179,13 +224,12 @@ def optimize_command(
         else "no LLM configured: using the tune operator only"
     )
     err.print(f"{what}; {using}", highlight=False)
-    console = Console(stderr=True)
+    console = plain_console(stderr=True)
     try:
         with display(console) as update:
             driver = session.build_driver(
                 opened,
                 evaluators,
-                limits,
                 llm=operator,
                 draft_steps=draft_steps,
                 profile=profile.value,
@@ -219,18 +263,28 @@ def optimize_command(
     raise typer.Exit(0 if outcome.best_node is not None else 1)
 
 
-def _evaluators(target: str, devices: str, timeout: float) -> list[Evaluator]:
+def _evaluators(target: str, devices: str, timeout: float, compile_timeout: float = 600.0) -> list[Evaluator]:
     """One evaluator per GPU (one on the cpu target: concurrent timings would disturb each other)."""
     try:
         indices = [int(d) for d in devices.split(",")] if target != "cpu" else [0]
     except ValueError:
         raise SessionError(f"--devices must be comma-separated GPU indices, not {devices!r}") from None
-    return [Evaluator(target, timeout_s=timeout, prestart=True, device_index=i) for i in indices]
+    return [
+        Evaluator(target, timeout_s=timeout, prestart=True, device_index=i, compile_timeout_s=compile_timeout)
+        for i in indices
+    ]
 
 
-@app.command("runs")
-def runs_command(runs_dir: Path = RUNS_DIR, db: str | None = DB) -> None:
-    """List runs: problem, platform, status, nodes, best fitness."""
+# `kernelevolve runs` lists; its subcommands (`runs rm`, cli/runs_cmd.py) act on runs.
+runs_app = typer.Typer(no_args_is_help=False)
+app.add_typer(runs_app, name="runs")
+
+
+@runs_app.callback(invoke_without_command=True)
+def runs_command(ctx: typer.Context, runs_dir: Path = RUNS_DIR, db: str | None = DB) -> None:
+    """List runs: problem, platform, status, nodes, best fitness (`runs rm RUN` deletes one)."""
+    if ctx.invoked_subcommand is not None:
+        return
     store = _open_store(runs_dir, db)
     table = Table("problem", "platform", "strategy", "status", "nodes", "best fitness")
     table.add_column("run", no_wrap=True)
@@ -250,18 +304,37 @@ def show_command(
     runs_dir: Path = RUNS_DIR,
     db: str | None = DB,
     top: int = typer.Option(10, help="how many of the best nodes"),
+    every: bool = typer.Option(False, "--all", help="every node, failed ones included, with its status and reason"),
+    node: int | None = typer.Option(
+        None,
+        "--node",
+        min=1,
+        help="one node, by its number within the run: its files, source, diff from its parent, evaluation, "
+        "analysis, and for an LLM node the prompt and the answer",
+    ),
 ) -> None:
-    """The best nodes of a run and the lineage of the best."""
+    """The best nodes of a run and the lineage of the best; every node with --all, one node's record with --node."""
     store = _open_store(runs_dir, db)
     run = store.get_run(run_id)
     if run is None:
         raise usage_error(f"no run {run_id!r} in {store.url}")
+    if node is not None:
+        if every:
+            raise usage_error("--node shows one node, --all lists every node: give one of them")
+        from kernelevolve.cli.node_view import show_node
+
+        row = store.node_by_step(run.id, node)
+        if row is None:
+            count = len(store.nodes(run.id))
+            raise usage_error(f"run {run.id} has no node {node} (its nodes are 1 to {count})")
+        show_node(store, run, row, Console())
+        return
     Console().print(
         f"problem {run.problem_path}  platform {run.platform}  status {run.status}"
         + (f"  ({run.stop_reason})" if run.stop_reason else ""),
         highlight=False,
     )
-    _summary(store, run, Console(), top)
+    _summary(store, run, Console(), top, every)
     usage = store.llm_usage(run.id)
     if usage:
         table = Table(
@@ -276,7 +349,7 @@ def show_command(
         )
         for model, u in usage.items():
             table.add_row(
-                model or "(unreached)",
+                Text(model or "(unreached)"),  # as written: no emoji for `vllm:x:`
                 str(int(u["calls"])),
                 str(int(u["failed"])),
                 str(int(u["prompt_tokens"])),
@@ -295,15 +368,20 @@ def export_command(
     db: str | None = DB,
 ) -> None:
     """Write the run's result as one module dispatching each shape case to its fastest correct kernel."""
-    from kernelevolve.search.export import export
+    from kernelevolve.search.export import ExportError, export
 
     store = _open_store(runs_dir, db)
     run = store.get_run(run_id)
     if run is None:
         raise usage_error(f"no run {run_id!r} in {store.url}")
-    choices = export(store, run, out)
+    try:
+        choices = export(store, run, out)
+    except (ExportError, ProblemError) as e:
+        raise usage_error(str(e)) from None
+    step = {n.id: n.step for n in store.nodes(run.id)}
     for i, c in enumerate(choices):
         err.print(
-            f"case {i} {c.shape}: " + (f"node {c.node} ({c.speedup:.2f}x)" if c.node else "reference"), highlight=False
+            f"case {i} {c.shape}: " + (f"node {step[c.node]} ({c.speedup:.2f}x)" if c.node else "reference"),
+            highlight=False,
         )
     err.print(f"wrote {out}")

@@ -3,6 +3,11 @@
 The parent never imports torch. A worker is started (torch imported) before its job is known and is
 used for exactly one candidate, so nothing one candidate does can reach the next. With `prestart`,
 the next worker is started once an evaluation finishes, so a search pays the import between steps.
+
+Two clocks run against a job: the time the worker spends compiling (its `extension build NAME` stages, the
+candidate's C++/CUDA extensions, and `compile baseline case N`, torch.compile of the reference) against
+`compile_timeout_s`, everything else against `timeout_s`. A build that is slow because the machine is busy is
+then not cut at the candidate's deadline; either clock running out kills the process group.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from kernelevolve.eval import spawn
 from kernelevolve.eval.job import EvalJob, EvalOptions
 from kernelevolve.eval.spawn import DEVICE_ENV, MEMORY_LIMIT_ENV, RESULT_FD_ENV
 from kernelevolve.platforms import get_platform
+from kernelevolve.platforms.extension_cache import is_build_stage
 from kernelevolve.problem.problem import Problem, ProblemError
 from kernelevolve.result import EvalResult, Status
 
@@ -115,6 +121,11 @@ class WorkerProcess:
             return ""
 
 
+def compiling(stage: str) -> bool:
+    """Stages on the compile clock: the candidate's extension builds and the torch.compile baseline (prepare.py)."""
+    return is_build_stage(stage) or stage.startswith("compile baseline")
+
+
 def _signal_name(code: int) -> str:
     try:
         return signal.Signals(-code).name
@@ -133,18 +144,24 @@ class Evaluator:
         device_index: int = 0,
         prestart: bool | int = False,
         memory_limit: int | None = None,
+        compile_timeout_s: float = 600.0,
     ):
         """prestart: spare workers kept started (True: one on the CPU, four on a GPU, where a worker's start,
         imports and CUDA context, takes longer than a typical evaluation, so back-to-back evaluations would wait for
-        fewer spares; docs/benchmarks/search.md measures two against four)."""
+        fewer spares; docs/benchmarks/search.md measures two against four). timeout_s: the candidate's wall-clock
+        limit, compiles excluded; compile_timeout_s: the limit on its compiles (extension builds, the torch.compile
+        baseline), all together."""
         self.platform = get_platform(target)
         self.target = target
         self.timeout_s = timeout_s
+        self.compile_timeout_s = compile_timeout_s
         self.device_index = device_index
         gpu = self.platform.device_type != "cpu"
         self.spares = (4 if gpu else 1) if prestart is True else int(prestart)
         self.memory_limit = memory_limit
         self._spares: list[WorkerProcess] = []
+        self._busy: set[WorkerProcess] = set()  # workers evaluating now: close() kills them too
+        self._closed = False
         self._top_up()
 
     def _worker(self) -> WorkerProcess:
@@ -156,7 +173,7 @@ class Evaluator:
         return WorkerProcess(self.target, self.memory_limit, self.device_index)
 
     def _top_up(self) -> None:
-        while len(self._spares) < self.spares:
+        while not self._closed and len(self._spares) < self.spares:
             self._spares.append(WorkerProcess(self.target, self.memory_limit, self.device_index))
 
     def evaluate(
@@ -191,9 +208,11 @@ class Evaluator:
             },
         )
         worker = self._worker()
+        self._busy.add(worker)
         try:
             result = self._run(worker, job)
         finally:
+            self._busy.discard(worker)
             t0 = time.monotonic()
             worker.kill()
             exit_s = time.monotonic() - t0  # a killed CUDA process can take seconds to exit: measured, not hidden
@@ -215,18 +234,19 @@ class Evaluator:
         worker_start = ready_at - worker.started
         worker_wait = max(0.0, ready_at - asked)
         worker.send_job(job)
-        deadline = time.monotonic() + self.timeout_s
+        left = {False: self.timeout_s, True: self.compile_timeout_s}  # seconds left on each clock: compiling or not
+        clock = time.monotonic()
         while True:
+            on_compile = compiling(worker.last_stage)
             try:
-                event = worker.next_event(deadline)
+                event = worker.next_event(clock + left[on_compile])
             except TimeoutError:
                 worker.kill()
-                result = self._base(
-                    job,
-                    Status.TIMEOUT,
-                    f"timed out after {self.timeout_s:g} s during {worker.last_stage}; worker killed",
-                )
+                result = self._base(job, Status.TIMEOUT, self._timeout_reason(worker.last_stage, left))
                 break
+            now = time.monotonic()
+            left[on_compile] -= now - clock  # the time up to this event went to the stage before it
+            clock = now
             if event is None:
                 result = self._crashed(worker, job, "")
                 break
@@ -242,6 +262,19 @@ class Evaluator:
         result.stages = {"worker_start": round(worker_start, 4), "worker_wait": round(worker_wait, 4), **result.stages}
         result.log_tail = worker.log_tail()
         return result
+
+    def _timeout_reason(self, stage: str, left: dict[bool, float]) -> str:
+        if compiling(stage):
+            return (
+                f"timed out during {stage}: compiling ran past {self.compile_timeout_s:g} s (the compile "
+                "deadline); raise --compile-timeout if the machine is busy; worker killed"
+            )
+        built = self.compile_timeout_s - left[True]
+        builds = f" (not counting {built:.0f} s of compiles)" if built >= 0.5 else ""
+        hint = ""
+        if stage == "compile":  # the candidate's import: its Python, and JIT compiles other than extension builds
+            hint = " (loading the candidate counts against --timeout; its C++/CUDA extension builds do not)"
+        return f"timed out after {self.timeout_s:g} s{builds} during {stage}; worker killed{hint}"
 
     def _crashed(self, worker: WorkerProcess, job: EvalJob, what: str) -> EvalResult:
         try:
@@ -263,8 +296,12 @@ class Evaluator:
         return EvalResult(status=status, correct=False, reason=reason, target=job.target).finalize()
 
     def close(self) -> None:
+        """Kill the spare workers and any evaluating now (an interrupted search leaves nothing running)."""
+        self._closed = True
         while self._spares:
             self._spares.pop().kill()
+        for worker in list(self._busy):
+            worker.kill()
 
     def __enter__(self) -> Evaluator:
         return self

@@ -9,6 +9,7 @@ position, so everything else in the file is left exactly as it was.
 from __future__ import annotations
 
 import ast
+import itertools
 import random
 from dataclasses import dataclass
 
@@ -171,6 +172,7 @@ def params_of(source: str) -> dict[str, int]:
 
 
 MAX_PROPOSAL_TRIES = 25
+ENUMERATION_LIMIT = 100_000
 
 
 class TuneOperator:
@@ -204,9 +206,34 @@ class TuneOperator:
                 changed = {k: v for k, v in params.items() if before.get(k) != v}
                 strategy = f"{operator}: " + ", ".join(f"{k}={v}" for k, v in sorted(changed.items()))
                 return Proposal(operator, parents, source, h, params, request.island, strategy=strategy)
+        untried = self._untried(request)
+        if untried is not None:
+            return untried
         return Proposal(
-            "tune", request.parents, stop=f"search space exhausted: no new candidate in {MAX_PROPOSAL_TRIES} proposals"
+            "tune",
+            request.parents,
+            stop="search space exhausted: every setting of the kernel's tunables has been tried",
         )
+
+    def _untried(self, request: Request) -> Proposal | None:
+        """Random steps found only known kernels: a setting not yet tried, by enumeration of the parent's space
+        (in random order, at most ENUMERATION_LIMIT settings), so "exhausted" means that every one was tried."""
+        if not request.sources:
+            return None
+        tunables = find_tunables(request.sources[0])
+        names = sorted(tunables)
+        settings = list(itertools.islice(itertools.product(*(tunables[n].choices for n in names)), ENUMERATION_LIMIT))
+        request.rng.shuffle(settings)
+        before = current_values(request.sources[0])
+        for values in settings:
+            params = dict(zip(names, values))
+            source = apply(request.sources[0], params)
+            h = source_hash(source)
+            if h not in request.known:
+                changed = ", ".join(f"{k}={v}" for k, v in sorted(params.items()) if before.get(k) != v)
+                parents = request.parents[:1]
+                return Proposal("tune", parents, source, h, params, request.island, strategy=f"tune: {changed}")
+        return None
 
     def feedback(self, proposal: Proposal, result: EvalResult | None) -> None:
         """Nothing to learn: the strategy's selection carries what worked."""

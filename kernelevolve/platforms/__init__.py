@@ -19,13 +19,18 @@ def get_platform(name: str) -> Platform:
         raise ValueError(f"unknown target {name!r}: choose one of {', '.join(PLATFORMS)}") from None
 
 
+def device_present(target: str) -> bool:
+    """Whether this machine has the target's device driver loaded (no torch import): the cpu always."""
+    if target == "cuda":
+        return os.path.exists("/proc/driver/nvidia/version") or os.path.exists("/dev/nvidiactl")
+    if target == "rocm":
+        return os.path.exists("/dev/kfd")
+    return True
+
+
 def default_target() -> str:
     """cuda where an NVIDIA driver is loaded, rocm where the AMD kernel driver is, else cpu (no torch import)."""
-    if os.path.exists("/proc/driver/nvidia/version") or os.path.exists("/dev/nvidiactl"):
-        return "cuda"
-    if os.path.exists("/dev/kfd"):
-        return "rocm"
-    return "cpu"
+    return next((t for t in ("cuda", "rocm") if device_present(t)), "cpu")
 
 
-__all__ = ["PLATFORMS", "Platform", "default_target", "get_platform"]
+__all__ = ["PLATFORMS", "Platform", "default_target", "device_present", "get_platform"]

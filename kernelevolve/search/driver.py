@@ -10,7 +10,9 @@ the model nor the harness.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import random
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -22,12 +24,40 @@ from kernelevolve.eval.job import EvalOptions
 from kernelevolve.operators.base import Proposal, Request
 from kernelevolve.operators.tune import has_tunables, params_of
 from kernelevolve.problem.problem import Problem, source_hash
-from kernelevolve.result import EvalResult
+from kernelevolve.result import EvalResult, Status
 from kernelevolve.search.graph import Graph, GraphNode
 from kernelevolve.search.ports import Evaluate, Propose, Steer
 from kernelevolve.search.strategies import Selection, Strategy
 from kernelevolve.store.models import Run
 from kernelevolve.store.store import NodeRecord, Store
+
+
+async def in_daemon_thread(fn: Callable, *args: object) -> object:
+    """fn(*args) in a daemon thread. asyncio's own threads are joined when the loop closes, so an interrupted run
+    would wait for a call that never returns (a model server that hangs); a daemon thread is left behind."""
+    loop = asyncio.get_running_loop()
+    future = loop.create_future()
+
+    def settle(result: object, error: BaseException | None) -> None:
+        if future.done():  # cancelled: the run was interrupted
+            return
+        if error is not None:
+            future.set_exception(error)
+        else:
+            future.set_result(result)
+
+    def target() -> None:
+        try:
+            result, error = fn(*args), None
+        except BaseException as e:  # noqa: BLE001 - handed to the awaiting task
+            result, error = None, e
+        try:
+            loop.call_soon_threadsafe(settle, result, error)
+        except RuntimeError:  # the loop is closed: the run was interrupted and nobody waits any more
+            pass
+
+    threading.Thread(target=target, daemon=True).start()
+    return await future
 
 
 @dataclass(frozen=True)
@@ -79,6 +109,8 @@ class Progress:
 
 
 class Driver:
+    heartbeat_s = 10.0  # with nothing finished for this long, the progress line says what the run is waiting for
+
     def __init__(
         self,
         store: Store,
@@ -112,7 +144,9 @@ class Driver:
         self.memory = memory or MemoryAgent(store, problem.name, run.platform)
         self.roots = list(roots or [])
         self.on_update = on_update or (lambda p: None)
-        self.graph = Graph.from_store(store.nodes(run.id))
+        rows = store.nodes(run.id)
+        self.graph = Graph.from_store(rows)
+        self.steps = {r.id: r.step for r in rows}  # node id -> its number within the run, which users see
         self.sources: dict[int, str] = {}
         self.inflight_hashes: set[str] = set()
         self.inflight_drafts = 0
@@ -121,6 +155,8 @@ class Driver:
         self._cost_before = sum(c["cost"] for c in calls)  # earlier sessions of the run
         self.progress = Progress(budget=config.budget, time_s=config.time_s)
         self._tasks: set[asyncio.Task] = set()
+        self._waiting: dict[int, tuple[str, float]] = {}  # what each step in flight waits for, since when
+        self._ids = itertools.count()
         self._started = time.monotonic()
         self._elapsed_before = run.elapsed_s or 0.0
         self._pending = store.runs_dir / run.id / "pending"
@@ -164,10 +200,22 @@ class Driver:
         p.nodes, p.inflight, p.elapsed_s, p.cost = len(self.graph), len(self._tasks), self._elapsed(), self.cost
         p.statuses = Counter(n.status for n in self.graph.nodes.values())
         best = self.graph.best()
-        p.best_fitness, p.best_node = (best.fitness, best.id) if best else (None, None)
+        p.best_fitness, p.best_node = (best.fitness, self.steps[best.id]) if best else (None, None)
         if message:
             p.message = message
         self.on_update(p)
+
+    def _waiting_for(self) -> str:
+        """'waiting for the model (2 calls, the longest for 45 s) and an evaluation (12 s)'."""
+        now, parts = time.monotonic(), []
+        for what in ("the model", "an evaluation"):
+            since = sorted((now - t for w, t in self._waiting.values() if w == what), reverse=True)
+            if len(since) == 1:
+                parts.append(f"{what} ({since[0]:.0f} s)")
+            elif since:
+                noun = "calls" if what == "the model" else "evaluations"
+                parts.append(f"{what} ({len(since)} {noun}, the longest for {since[0]:.0f} s)")
+        return "waiting for " + " and ".join(parts) if parts else "waiting"
 
     def _known(self) -> set[str]:
         return {n.source_hash for n in self.graph.nodes.values()} | self.inflight_hashes
@@ -215,7 +263,12 @@ class Driver:
     # ---- steps ----
 
     async def _step(self, op: Propose, request: Request, free: asyncio.Queue) -> StepOutcome:
-        proposal = await asyncio.to_thread(op.propose, request)
+        key = next(self._ids)
+        self._waiting[key] = ("the model", time.monotonic())
+        try:
+            proposal = await in_daemon_thread(op.propose, request)
+        finally:
+            del self._waiting[key]
         if proposal.source is None:  # no candidate: the note says why
             return StepOutcome(op, proposal)
         if proposal.source_hash in self._known():
@@ -235,11 +288,13 @@ class Driver:
         path = self._pending / f"{proposal.source_hash}.py"
         path.write_text(proposal.source)
         evaluator = await free.get()
+        key = next(self._ids)
+        t0 = self._waiting.setdefault(key, ("an evaluation", time.monotonic()))[1]
         try:
-            t0 = time.monotonic()
-            result = await asyncio.to_thread(evaluator.evaluate, self.problem, path, self.config.options)
+            result = await in_daemon_thread(evaluator.evaluate, self.problem, path, self.config.options)
             return StepOutcome(op, proposal, result, time.monotonic() - t0)
         finally:
+            del self._waiting[key]
             free.put_nowait(evaluator)
             path.unlink(missing_ok=True)
 
@@ -282,6 +337,7 @@ class Driver:
             self.run.id, record, strategy_state=self.strategy.state, visit_updates=updates, elapsed_s=self._elapsed()
         )
         node.id = row.id
+        self.steps[node.id] = row.step
         self.graph.add(node)
         self.sources[node.id] = proposal.source
         return node
@@ -296,18 +352,29 @@ class Driver:
             return None
         review = outcome.result.review if outcome.result is not None else []
         self._refresh(
-            f"node {node.id} ({node.operator}): {node.status}"
+            f"node {self.steps[node.id]} ({node.operator}): {node.status}"
             + (f" {node.fitness:.3f}" if node.fitness else "")
             + (f" (review: {shorten(review[0], 200, placeholder=' ...')})" if review else "")
         )
         return node
 
     async def _evaluate_roots(self, free: asyncio.Queue) -> None:
+        """Each root not yet in the run; one stored as `timeout` or `crashed` is evaluated again (a resume under
+        a larger --timeout, say): those say more about the limits and the machine than about the kernel."""
+        stored = {n.source_hash: n for n in self.graph.nodes.values()}
         for root in self.roots:
             h = source_hash(root.source)
-            if h not in self._known():
+            proposal = Proposal(root.operator, [], root.source, h, params_of(root.source))
+            again = stored.get(h)
+            if again is not None and again.status in (Status.TIMEOUT.value, Status.CRASHED.value):
+                self._refresh(f"{root.message} again (it was stored as {again.status})")
+                outcome = await self._evaluate(None, proposal, free)
+                self.store.replace_result(again.id, outcome.result, outcome.wall_s)
+                again.status, again.correct = outcome.result.status.value, outcome.result.correct
+                again.fitness, again.speedup = outcome.result.fitness, outcome.result.speedup
+                self._refresh(f"node {self.steps[again.id]} ({again.operator}): {again.status} (evaluated again)")
+            elif h not in self._known():
                 self._refresh(root.message)
-                proposal = Proposal(root.operator, [], root.source, h, params_of(root.source))
                 self._commit_and_report(await self._evaluate(None, proposal, free))
 
     async def _search(self) -> str:
@@ -320,6 +387,9 @@ class Driver:
                 return "nothing to search from: no seed kernel and no LLM"
             seed = self.graph.nodes[self.graph.order[0]]
             more = " (nor is any starting kernel)" if any(r.operator == "start" for r in self.roots) else ""
+            if seed.status == "timeout":  # the deadline, not the kernel, may be what is wrong
+                more = " and no starting kernel is correct" if more else ""
+                return f"the seed kernel timed out (past the evaluation deadline){more}; raise --timeout or fix it"
             return f"the seed kernel is not correct ({seed.status}){more}; fix it before searching"
         serial = isinstance(self.llm, Steer)
         max_inflight = 1 if serial else self.config.max_inflight or len(self.evaluators) + 1
@@ -350,7 +420,11 @@ class Driver:
                 self._refresh()
             if not self._tasks:
                 return reason
-            done, self._tasks = await asyncio.wait(self._tasks, return_when=asyncio.FIRST_COMPLETED)
+            done, self._tasks = await asyncio.wait(
+                self._tasks, timeout=self.heartbeat_s, return_when=asyncio.FIRST_COMPLETED
+            )
+            if not done:
+                self._refresh(self._waiting_for())
             for task in done:
                 self.inflight_drafts -= getattr(task, "draft", False)
                 outcome = task.result()
@@ -366,6 +440,7 @@ class Driver:
         except BaseException:
             self.store.update_run(self.run.id, status="interrupted", elapsed_s=self._elapsed())
             raise
-        self.store.update_run(self.run.id, status="done", stop_reason=reason, elapsed_s=self._elapsed())
+        status = "done" if self.graph.nodes else "failed"  # stopped before any node: nothing was searched
+        self.store.update_run(self.run.id, status=status, stop_reason=reason, elapsed_s=self._elapsed())
         self._refresh(reason)
         return reason

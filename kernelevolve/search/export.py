@@ -6,6 +6,7 @@ baseline, and any shape outside the cases, runs the PyTorch reference (the paper
 
 from __future__ import annotations
 
+import errno
 import inspect
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,6 +14,11 @@ from typing import Any
 
 from kernelevolve.store.models import Run
 from kernelevolve.store.store import Store
+
+
+class ExportError(Exception):
+    """The module cannot be written where asked (a folder, a path that cannot be written), or a chosen kernel's file
+    is missing from the runs directory: the CLI exits 2 with the message."""
 
 
 @dataclass
@@ -168,9 +174,23 @@ class ModelNew(nn.Module):
 
 
 def export(store: Store, run: Run, out: Path) -> list[CaseChoice]:
+    """Write the module to `out`, creating its folder if missing. ExportError: `out` is a folder (found before the
+    kernels are chosen), or cannot be written."""
+    out = Path(out)
+    if out.is_dir():
+        suggestion = out / f"{Path(run.problem_path).stem}_export.py"
+        raise ExportError(f"--out {out} is a folder: give the file to write, e.g. --out {suggestion}")
     choices = choose(store, run)
     nodes = sorted({c.node for c in choices if c.node is not None})
-    sources = {n: store.path(next(r for r in store.nodes(run.id) if r.id == n).kernel_path).read_text() for n in nodes}
+    sources = {}
+    for n in nodes:
+        row = next(r for r in store.nodes(run.id) if r.id == n)
+        try:
+            sources[n] = store.path(row.kernel_path).read_text()
+        except OSError as e:
+            raise ExportError(
+                f"cannot read node {row.step}'s kernel {store.path(row.kernel_path)}: {e.strerror}"
+            ) from None
     rows = ["| case | shape | kernel | speedup |", "| --- | --- | --- | --- |"]
     for i, c in enumerate(choices):
         shape = " ".join(f"{k}={v}" for k, v in c.shape.items()) or "-"
@@ -187,5 +207,24 @@ def export(store: Store, run: Run, out: Path) -> list[CaseChoice]:
         dispatch=dispatch,
         matches=inspect.getsource(matches).replace("def matches(", "def _matches(", 1),
     )
-    out.write_text(text)
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise ExportError(f"cannot create the folder {out.parent} for --out: {_write_reason(e)}") from None
+    try:
+        out.write_text(text)
+    except OSError as e:
+        raise ExportError(f"cannot write --out {out}: {_write_reason(e)}") from None
     return choices
+
+
+def _write_reason(e: OSError) -> str:
+    if e.errno in (errno.ENOSPC, errno.EDQUOT):
+        return "the disk is full (no space left on device); free some space or write elsewhere"
+    if e.errno in (errno.EACCES, errno.EPERM):
+        return "permission denied; choose an --out path you can write"
+    if e.errno == errno.EROFS:
+        return "the file system is read-only; choose an --out path you can write"
+    if e.errno == errno.EISDIR:
+        return "it is a folder; give the file to write"
+    return f"{(e.strerror or str(e)).lower()}; choose another --out path"

@@ -21,7 +21,7 @@ from kernelevolve.agents import lessons
 from kernelevolve.agents.context import MemoryAgent, knowledge_base
 from kernelevolve.eval.job import BASELINES, EvalOptions, Profile
 from kernelevolve.operators.tune import TuneOperator
-from kernelevolve.platforms import PLATFORMS, get_platform
+from kernelevolve.platforms import PLATFORMS, device_present, get_platform
 from kernelevolve.problem.problem import Problem, ProblemError, load_problem, source_hash
 from kernelevolve.result import EvalResult
 from kernelevolve.search.driver import Driver, Progress, Root, SearchConfig
@@ -31,7 +31,8 @@ from kernelevolve.search.strategies import STRATEGIES, make_strategy
 from kernelevolve.store.models import Run
 from kernelevolve.store.store import Store, StoreError
 
-LIMIT_KEYS = ("budget", "time_s", "stall", "target_speedup")  # stored with the run, not part of its identity
+LIMIT_KEYS = ("budget", "time_s", "stall", "target_speedup", "max_cost")  # stored with a run, not its identity
+DEFAULT_BUDGET = 20
 
 
 class SessionError(Exception):
@@ -54,9 +55,15 @@ class RunSpec:
     llm: tuple[str, ...] = ()  # PROVIDER:MODEL[=WEIGHT] specs, or replay:RUN
     tag: str = ""  # a runner's own runs kept apart from optimize's ("bench")
 
-    def check(self) -> None:
+    def check(self, *, device: bool = True) -> None:
+        """device=False: a GPU target is not refused on a machine without one (a dry run calls nothing)."""
         if self.target not in PLATFORMS:
             raise SessionError(f"unknown target {self.target!r}: choose one of {', '.join(PLATFORMS)}")
+        if device and not device_present(self.target):
+            raise SessionError(
+                f"target {self.target!r} needs a GPU, and this machine has none (no {self.target} driver loaded); "
+                "use --target cpu, or run on a machine with the GPU"
+            )
         if self.strategy not in STRATEGIES:
             raise SessionError(f"unknown strategy {self.strategy!r}: choose one of {', '.join(STRATEGIES)}")
         if self.baseline not in BASELINES:
@@ -113,13 +120,21 @@ class RunSpec:
 
 @dataclass(frozen=True)
 class Limits:
-    """How far a run may go; a resume with larger limits extends it."""
+    """How far a run may go. None: not asked for; a resumed run keeps its stored value, a new one the default
+    (20 nodes, no other limit). A resume with larger limits extends the run."""
 
-    budget: int = 20  # nodes, the seed included
+    budget: int | None = None  # nodes, the seed included
     time_s: float | None = None  # seconds of search, summed over sessions
     stall: int | None = None  # nodes without improvement
     target_speedup: float | None = None
     max_cost: float | None = None  # USD of LLM calls
+
+    def over(self, stored: dict[str, Any] | None) -> Limits:
+        """These limits where asked for, the stored run's elsewhere, then the defaults."""
+        values = {k: (stored or {}).get(k) for k in LIMIT_KEYS}
+        values.update({k: getattr(self, k) for k in LIMIT_KEYS if getattr(self, k) is not None})
+        values["budget"] = values["budget"] or DEFAULT_BUDGET
+        return Limits(**values)
 
 
 @dataclass
@@ -140,6 +155,7 @@ class Session:
     problem: Problem
     resumed: bool
     stored_nodes: int
+    limits: Limits  # as resolved: asked for, else the stored run's, else the defaults
     notes: list[str] = field(default_factory=list)  # what the user should hear (unpriced models, warm starts)
 
 
@@ -162,40 +178,46 @@ def stored_spec(store: Store, run_id: str) -> RunSpec:
     return RunSpec.stored(run)
 
 
-def open_run(store: Store, spec: RunSpec, limits: Limits, *, run_id: str | None = None) -> Session:
-    """The run this spec identifies, resumed if it exists (or the run `run_id` names), else created."""
+def open_run(store: Store, spec: RunSpec, limits: Limits = Limits(), *, run_id: str | None = None) -> Session:
+    """The run this spec identifies, resumed if it exists (or the run `run_id` names), else created; limits not
+    asked for are the resumed run's own."""
     spec.check()
     problem = load(spec.problem)
-    config = {**spec.config(problem), **{k: getattr(limits, k) for k in LIMIT_KEYS}}
+    config = spec.config(problem)
     identity = _identity(config)
     try:
         run = store.get_run(run_id) if run_id else store.find_resumable(identity)
         if run_id and run is None:
             raise SessionError(f"no run {run_id!r} in {store.url}; `kernelevolve runs` lists them")
         if run is None:
+            resolved = limits.over(None)
             run = store.create_run(
                 problem_path=str(problem.path),
                 problem_hash=problem.hash,
                 platform=spec.target,
-                config=config,
+                config={**config, **asdict(resolved)},
                 config_hash=identity,
-                budget=limits.budget,
+                budget=resolved.budget,
             )
-            return Session(store, run, spec, problem, resumed=False, stored_nodes=0)
+            return Session(store, run, spec, problem, resumed=False, stored_nodes=0, limits=resolved)
         kept = json.loads(run.config)
-        store.update_run(run.id, config=json.dumps({**kept, **config}, sort_keys=True))
+        resolved = limits.over(kept)
+        store.update_run(run.id, config=json.dumps({**kept, **config, **asdict(resolved)}, sort_keys=True))
     except StoreError as e:
         raise SessionError(str(e)) from None
-    return Session(store, run, spec, problem, resumed=True, stored_nodes=len(store.nodes(run.id)))
+    nodes = len(store.nodes(run.id))
+    return Session(store, run, spec, problem, resumed=True, stored_nodes=nodes, limits=resolved)
 
 
 def llm_operator(session: Session, settings: LLMSettings) -> Propose | None:
     """The model's operator the spec's --llm names: replay of a recorded run, or the universal operator over an
-    ensemble of clients; None without --llm."""
-    return _llm(session.store, session.spec, session.problem, settings, session.notes)
+    ensemble of clients; None without --llm. A client without its API key is refused here, before any step."""
+    return _llm(session.store, session.spec, session.problem, settings, session.notes, check_keys=True)
 
 
-def _llm(store: Store, spec: RunSpec, problem: Problem, settings: LLMSettings, notes: list[str]) -> Any:
+def _llm(
+    store: Store, spec: RunSpec, problem: Problem, settings: LLMSettings, notes: list[str], *, check_keys: bool = False
+) -> Any:
     from kernelevolve.llm.base import LLMError
     from kernelevolve.llm.pricing import PriceTable
     from kernelevolve.llm.registry import Ensemble, make_client, parse_spec
@@ -217,6 +239,8 @@ def _llm(store: Store, spec: RunSpec, problem: Problem, settings: LLMSettings, n
         clients = [
             (make_client(p, m, base_url=settings.base_url, timeout_s=settings.timeout_s), w) for p, m, w in parsed
         ]
+        for client, _ in clients if check_keys else []:
+            getattr(client, "check_key", lambda: None)()
     except (LLMError, ValueError, StoreError) as e:
         raise SessionError(str(e)) from None
     unpriced = [c.name for c, _ in clients if not table.priced(c.name)]
@@ -233,7 +257,7 @@ def first_prompt(store: Store, spec: RunSpec, settings: LLMSettings) -> tuple[st
     from kernelevolve.operators.base import Request
     from kernelevolve.operators.universal import render
 
-    spec.check()
+    spec.check(device=False)
     problem = load(spec.problem)
     operator = _llm(store, spec, problem, settings, [])
     if operator is None:
@@ -262,7 +286,6 @@ def search_options(spec: RunSpec, profile: Profile = "auto") -> EvalOptions:
 def build_driver(
     session: Session,
     evaluators: list[Evaluate],
-    limits: Limits,
     *,
     llm: Propose | None = None,
     draft_steps: int = 3,
@@ -273,7 +296,7 @@ def build_driver(
     """The driver over the session's run: strategy from its stored state, RNG seeded by the nodes stored (a resume
     does not replay the first session's choices), the seed and starting kernels as roots, and, for a new run, the
     best kernels of similar earlier problems (warm start)."""
-    spec, store, run = session.spec, session.store, session.run
+    spec, store, run, limits = session.spec, session.store, session.run, session.limits
     rng = random.Random(f"{spec.rng_seed}:{session.stored_nodes}")
     strategy = make_strategy(spec.strategy, rng, json.loads(run.strategy_state or "{}"))
     roots = []
@@ -286,12 +309,10 @@ def build_driver(
         past = lessons.similar_best(store, session.problem.source, spec.target, exclude_run=run.id)
         for k in past:
             session.notes.append(
-                f"warm start: run {k.run_id}'s best kernel (node {k.node_id}, {k.problem}, fitness "
+                f"warm start: run {k.run_id}'s best kernel (node {store.node(k.node_id).step}, {k.problem}, fitness "
                 f"{k.fitness:.3f}, similarity {k.similarity:.2f})"
             )
-            roots.append(
-                Root("warm-start", k.source, f"warm start: evaluating run {k.run_id}'s best kernel (node {k.node_id})")
-            )
+            roots.append(Root("warm-start", k.source, f"warm start: evaluating run {k.run_id}'s best kernel"))
     memory = MemoryAgent(
         store,
         session.problem.name,
@@ -384,7 +405,7 @@ def finish(session: Session, stop_reason: str, evaluator: Evaluate | None = None
         seed_fitness=seed.fitness if seed else None,
         best_fitness=best.fitness if best else None,
         best_speedup=best.speedup if best else None,
-        best_node=best.id if best else None,
+        best_node=best_row.step if best_row else None,
         best_kernel=str(store.path(best_row.kernel_path).resolve()) if best_row else None,
         best_speedup_compile=final.speedup_over("compile") if final is not None else None,
         llm_calls=sum(int(u["calls"]) for u in usage),

@@ -6,21 +6,30 @@ one transaction as soon as the evaluation finishes; the search acts on a result 
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 import secrets
+import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
-from sqlalchemy import create_engine, event, func, select
-from sqlalchemy.exc import SQLAlchemyError
-from sqlalchemy.orm import selectinload, sessionmaker
+from sqlalchemy import create_engine, delete, event, func, make_url, select, update
+from sqlalchemy.exc import OperationalError, SQLAlchemyError
+from sqlalchemy.orm import Session, selectinload, sessionmaker
 
 from kernelevolve.result import EvalResult
 from kernelevolve.store.models import Base, Edge, Evaluation, LLMCall, Node, NodeAnalysis, Run
 
 DB_NAME = "kernelevolve.db"
+
+# The package a database URL's driver comes from, by the module SQLAlchemy failed to import.
+DRIVER_PACKAGES = {"psycopg": "psycopg[binary]", "psycopg2": "psycopg2-binary", "MySQLdb": "mysqlclient"}
 
 
 class StoreError(Exception):
@@ -59,21 +68,66 @@ class NodeRecord:
 
 
 class Store:
+    """The store in a runs directory (or at a database URL). A runs directory the user cannot write, or a
+    database file there that is read-only, is opened read-only: it can be listed and shown, and every write raises
+    StoreError saying so (`read_only` says why)."""
+
     def __init__(self, runs_dir: str | Path, url: str | None = None):
         self.runs_dir = Path(runs_dir)
+        if not os.path.isdir(self.runs_dir):  # False, not an error, under a folder that cannot be read
+            try:
+                self.runs_dir.mkdir(parents=True, exist_ok=True)
+            except OSError as e:
+                raise StoreError(f"cannot create the runs directory {self.runs_dir}: {_os_reason(e)}") from None
+        if not os.access(self.runs_dir, os.R_OK | os.X_OK):
+            raise StoreError(
+                f"cannot read the runs directory {self.runs_dir}: permission denied; pass a --runs-dir you can read"
+            )
+        db_file = (self.runs_dir / DB_NAME).resolve()
+        self.read_only = "" if url else _read_only_reason(self.runs_dir, db_file)
+        self.url = url or f"sqlite:///{db_file}"
         try:
-            self.runs_dir.mkdir(parents=True, exist_ok=True)
-        except OSError as e:
-            raise StoreError(f"cannot create the runs directory {self.runs_dir}: {e}") from e
-        self.url = url or f"sqlite:///{(self.runs_dir / DB_NAME).resolve()}"
-        try:
-            self.engine = create_engine(self.url)
-            if self.engine.dialect.name == "sqlite":
-                event.listen(self.engine, "connect", _sqlite_pragmas)
-            Base.metadata.create_all(self.engine)
+            if self.read_only:
+                self.engine = _open_sqlite_read_only(self.runs_dir, db_file)
+            else:
+                self.engine = create_engine(self.url)
+                if self.engine.dialect.name == "sqlite":
+                    event.listen(self.engine, "connect", _sqlite_pragmas)
+                Base.metadata.create_all(self.engine)
+        except ImportError as e:  # the URL's database driver is not installed (psycopg for postgresql://)
+            package = DRIVER_PACKAGES.get(e.name or "", e.name)
+            raise StoreError(
+                f"the store URL {self._shown_url()} needs the Python package {package!r}, which is not installed: "
+                f'pip install "{package}"'
+            ) from None
         except SQLAlchemyError as e:
-            raise StoreError(f"cannot open the store at {self.url}: {e}") from e
+            raise StoreError(f"cannot open the store at {self._shown_url()}: {_db_reason(e)}") from None
         self.session = sessionmaker(self.engine, expire_on_commit=False)
+
+    def _shown_url(self) -> str:
+        """The URL without its password, for messages."""
+        try:
+            return make_url(self.url).render_as_string(hide_password=True)
+        except SQLAlchemyError:
+            return self.url
+
+    def _check_writable(self) -> None:
+        if self.read_only:
+            raise StoreError(
+                f"the store in {self.runs_dir} is read-only ({self.read_only}): its runs can be listed and shown, "
+                "not written; pass a writable --runs-dir (or copy this one somewhere writable)"
+            )
+
+    @contextmanager
+    def _writing(self, what: str) -> Iterator[Session]:
+        """A transaction that writes: refused on a read-only store; a full disk or a database that refuses the
+        write (SQLAlchemy's OperationalError) becomes a StoreError naming what was being written."""
+        self._check_writable()
+        try:
+            with self.session() as s, s.begin():
+                yield s
+        except OperationalError as e:
+            raise StoreError(f"cannot write {what} to the store at {self._shown_url()}: {_db_reason(e)}") from None
 
     # ---- runs ----
 
@@ -98,9 +152,12 @@ class Store:
             budget=budget,
             status="running",
         )
-        with self.session() as s, s.begin():
+        with self._writing("the new run") as s:
             s.add(run)
-        (self.runs_dir / run.id).mkdir(exist_ok=True)
+        try:
+            (self.runs_dir / run.id).mkdir(exist_ok=True)
+        except OSError as e:
+            raise StoreError(f"cannot create the run's folder {self.runs_dir / run.id}: {_os_reason(e)}") from None
         return run
 
     def get_run(self, run_id: str) -> Run | None:
@@ -128,10 +185,48 @@ class Store:
             return [(r, n, best) for r, n, best in rows]
 
     def update_run(self, run_id: str, **fields: Any) -> None:
-        with self.session() as s, s.begin():
+        with self._writing(f"run {run_id}") as s:
             run = s.get(Run, run_id)
             for k, v in fields.items():
                 setattr(run, k, v)
+
+    def delete_run(self, run_id: str) -> dict[str, Any]:
+        """Delete a run: its nodes, edges, evaluations, analyses, LLM calls and row, then its folder. Nodes of other
+        runs that reused one of its evaluations keep their own copy of it (their evaluation row and files): their
+        `reused_from` is cleared, so they serve later dedup in its place. Refused (StoreError, nothing deleted)
+        where another run's node descends from one of its nodes. Returns what was deleted."""
+        folder = self.runs_dir / run_id
+        with self._writing(f"the deletion of run {run_id}") as s:
+            if s.get(Run, run_id) is None:
+                raise StoreError(f"no run {run_id!r} in {self.url}")
+            ids = select(Node.id).where(Node.run_id == run_id)
+            children = s.scalar(
+                select(func.count())
+                .select_from(Edge)
+                .join(Node, Node.id == Edge.child_id)
+                .where(Edge.parent_id.in_(ids), Node.run_id != run_id)
+            )
+            if children:
+                raise StoreError(f"run {run_id}: {children} node(s) of other runs descend from its nodes; not deleted")
+            nodes = s.scalar(select(func.count()).select_from(Node).where(Node.run_id == run_id))
+            cleared = s.execute(
+                update(Node).where(Node.run_id != run_id, Node.reused_from.in_(ids)).values(reused_from=None)
+            ).rowcount
+            s.execute(update(LLMCall).where(LLMCall.run_id != run_id, LLMCall.node_id.in_(ids)).values(node_id=None))
+            calls = s.execute(delete(LLMCall).where(LLMCall.run_id == run_id)).rowcount
+            s.execute(delete(NodeAnalysis).where(NodeAnalysis.node_id.in_(ids)))
+            s.execute(delete(Evaluation).where(Evaluation.node_id.in_(ids)))
+            s.execute(delete(Edge).where(Edge.child_id.in_(ids)))
+            s.execute(delete(Node).where(Node.run_id == run_id))
+            s.execute(delete(Run).where(Run.id == run_id))
+        removed = None
+        if folder.is_dir():
+            try:
+                shutil.rmtree(folder)
+            except OSError as e:
+                raise StoreError(f"deleted run {run_id}'s records but could not remove {folder}: {e}") from e
+            removed = folder
+        return {"nodes": nodes, "llm_calls": calls, "reused_cleared": cleared, "folder": removed}
 
     # ---- nodes ----
 
@@ -147,6 +242,13 @@ class Store:
         with self.session() as s:
             return s.scalars(select(Node).where(Node.id == node_id).options(selectinload(Node.parents))).first()
 
+    def node_by_step(self, run_id: str, step: int) -> Node | None:
+        """A node by its number within its run (the number users see)."""
+        with self.session() as s:
+            return s.scalars(
+                select(Node).where(Node.run_id == run_id, Node.step == step).options(selectinload(Node.parents))
+            ).first()
+
     def source(self, node_id: int) -> str:
         """A node's kernel, from the object store."""
         node = self.node(node_id)
@@ -161,7 +263,10 @@ class Store:
             )
 
     def find_evaluated(self, problem_hash: str, platform: str, source_hash: str) -> tuple[Node, EvalResult] | None:
-        """An evaluation of this exact source on this problem and platform in any run (never evaluate twice)."""
+        """An evaluation of this exact source on this problem and platform in any run (never evaluate twice).
+
+        A `timeout` or `crashed` result says as much about the machine and the limits it ran under (a small
+        --timeout, a busy host, memory) as about the kernel: it is never reused, the source is evaluated again."""
         with self.session() as s:
             row = s.execute(
                 select(Node, Evaluation)
@@ -172,12 +277,29 @@ class Store:
                     Run.platform == platform,
                     Node.source_hash == source_hash,
                     Node.reused_from.is_(None),
+                    Node.status.not_in(("timeout", "crashed")),  # Status.TIMEOUT, Status.CRASHED
                 )
                 .order_by(Node.id)
             ).first()
             if row is None:
                 return None
             return row[0], EvalResult.model_validate_json(row[1].result)
+
+    def replace_result(self, node_id: int, result: EvalResult, wall_s: float = 0.0) -> None:
+        """A node's evaluation done again (a root that had timed out or crashed, resumed under other limits): its
+        status, fitness and stored result become the new evaluation's, in one transaction."""
+        with self._writing(f"the new evaluation of node {node_id}") as s:
+            node = s.get(Node, node_id)
+            folder = self.path(str(Path(node.kernel_path).parent))
+            try:
+                (folder / "result.json").write_text(result.model_dump_json(indent=1, exclude={"log_tail"}))
+                (folder / "log.txt").write_text(result.log_tail)
+            except OSError as e:
+                raise StoreError(f"cannot write artifacts under {folder}: {e}") from e
+            node.status, node.correct = result.status.value, result.correct
+            node.fitness, node.speedup, node.reason = result.fitness, result.speedup, result.reason[:2000]
+            ev = s.scalars(select(Evaluation).where(Evaluation.node_id == node_id)).first()
+            ev.result, ev.wall_s = result.model_dump_json(), wall_s
 
     def evaluation(self, node_id: int) -> EvalResult | None:
         with self.session() as s:
@@ -194,9 +316,10 @@ class Store:
         elapsed_s: float | None = None,
     ) -> Node:
         """Write the artifacts, then commit node, edges, evaluation, strategy state and MCTS statistics at once."""
+        self._check_writable()
         kernel_rel, result_rel, log_rel = self._write_artifacts(run_id, record)
         result = record.result
-        with self.session() as s, s.begin():
+        with self._writing(f"a node of run {run_id}") as s:
             step = (s.scalar(select(func.max(Node.step)).where(Node.run_id == run_id)) or 0) + 1
             node = Node(
                 run_id=run_id,
@@ -246,7 +369,7 @@ class Store:
 
     def add_llm_call(self, run_id: str, call: LLMCallRecord) -> None:
         """A call that produced no node (failed, unusable or duplicate response), recorded on its own."""
-        with self.session() as s, s.begin():
+        with self._writing(f"an LLM call of run {run_id}") as s:
             s.add(self._llm_row(run_id, call, None))
 
     def _llm_row(self, run_id: str, call: LLMCallRecord, node_id: int | None) -> LLMCall:
@@ -256,7 +379,7 @@ class Store:
             (folder / f"{call.seq:05d}-prompt.md").write_text(call.prompt)
             (folder / f"{call.seq:05d}-response.md").write_text(call.response)
         except OSError as e:
-            raise StoreError(f"cannot write the LLM transcript under {folder}: {e}") from e
+            raise StoreError(f"cannot write the LLM transcript under {folder}: {_os_reason(e)}") from None
         rel = Path(run_id) / "llm"
         return LLMCall(
             run_id=run_id,
@@ -276,22 +399,13 @@ class Store:
     def llm_calls(self, run_id: str) -> list[dict[str, Any]]:
         with self.session() as s:
             rows = s.scalars(select(LLMCall).where(LLMCall.run_id == run_id).order_by(LLMCall.seq)).all()
-            return [
-                {
-                    "seq": r.seq,
-                    "node_id": r.node_id,
-                    "parents": json.loads(r.parents),
-                    "model": r.model,
-                    "prompt_tokens": r.prompt_tokens,
-                    "completion_tokens": r.completion_tokens,
-                    "cost": r.cost,
-                    "latency_s": r.latency_s,
-                    "outcome": r.outcome,
-                    "prompt_path": r.prompt_path,
-                    "response_path": r.response_path,
-                }
-                for r in rows
-            ]
+            return [_llm_dict(r) for r in rows]
+
+    def llm_call_of(self, node_id: int) -> dict[str, Any] | None:
+        """The LLM call that produced this node (as llm_calls gives it), or None (not an LLM node)."""
+        with self.session() as s:
+            row = s.scalars(select(LLMCall).where(LLMCall.node_id == node_id).order_by(LLMCall.seq)).first()
+            return _llm_dict(row) if row else None
 
     def llm_usage(self, run_id: str) -> dict[str, dict[str, float]]:
         """Per model: calls, tokens, cost, latency."""
@@ -319,11 +433,91 @@ class Store:
             (folder / "result.json").write_text(record.result.model_dump_json(indent=1, exclude={"log_tail"}))
             (folder / "log.txt").write_text(record.result.log_tail)
         except OSError as e:
-            raise StoreError(f"cannot write artifacts under {folder}: {e}") from e
+            raise StoreError(f"cannot write artifacts under {folder}: {_os_reason(e)}") from None
         return str(rel / "kernel.py"), str(rel / "result.json"), str(rel / "log.txt")
 
     def path(self, relative: str) -> Path:
         return self.runs_dir / relative
+
+
+def _llm_dict(r: LLMCall) -> dict[str, Any]:
+    return {
+        "seq": r.seq,
+        "node_id": r.node_id,
+        "parents": json.loads(r.parents),
+        "model": r.model,
+        "prompt_tokens": r.prompt_tokens,
+        "completion_tokens": r.completion_tokens,
+        "cost": r.cost,
+        "latency_s": r.latency_s,
+        "outcome": r.outcome,
+        "prompt_path": r.prompt_path,
+        "response_path": r.response_path,
+    }
+
+
+AGAIN = "free some space and run the command again (a search resumes where it stopped)"
+
+
+def _os_reason(e: OSError) -> str:
+    """What an OSError means for the user, and what to do."""
+    if e.errno in (errno.ENOSPC, errno.EDQUOT):
+        return f"the disk is full (no space left on device); {AGAIN}"
+    if e.errno == errno.EROFS:
+        return "the file system is read-only; pass a writable --runs-dir"
+    if e.errno in (errno.EACCES, errno.EPERM):
+        return "permission denied; pass a --runs-dir you can write"
+    return f"{(e.strerror or str(e)).lower()}; pass another --runs-dir"
+
+
+def _db_reason(e: SQLAlchemyError) -> str:
+    """The database's own words, without SQLAlchemy's statement dump and link to its documentation."""
+    lines = str(getattr(e, "orig", None) or e).strip().splitlines()
+    reason = lines[0] if lines else type(e).__name__
+    if "disk is full" in reason:
+        return f"{reason}; {AGAIN}"
+    if "readonly database" in reason:
+        return f"{reason}; pass a writable --runs-dir"
+    if "unable to open database file" in reason:
+        return f"{reason}; check that the runs directory and its {DB_NAME} can be read and written"
+    return reason
+
+
+def _read_only_reason(runs_dir: Path, db_file: Path) -> str:
+    """Why the store in runs_dir can only be read; empty when it can be written."""
+    if not os.access(runs_dir, os.W_OK):
+        return f"{runs_dir} is not writable"
+    if db_file.exists() and not os.access(db_file, os.W_OK):
+        return f"{db_file.name} is not writable"
+    return ""
+
+
+def _open_sqlite_read_only(runs_dir: Path, db_file: Path) -> Any:
+    """An engine that only reads the existing SQLite store: no schema created, no journal mode set. A store in WAL
+    mode needs its -shm file to be read; where that cannot be created (a read-only folder) and no -wal file holds
+    uncommitted pages, the file is read as immutable."""
+    if not db_file.exists():
+        raise StoreError(
+            f"the runs directory {runs_dir} is read-only and holds no store ({DB_NAME}); pass another --runs-dir"
+        )
+    for mode in ("mode=ro", "immutable=1"):
+        engine = create_engine(f"sqlite:///file:{quote(str(db_file))}?{mode}&uri=true")
+        event.listen(engine, "connect", _sqlite_read_pragmas)
+        try:
+            with engine.connect() as c:
+                c.exec_driver_sql("SELECT count(*) FROM sqlite_master").scalar()
+            return engine
+        except OperationalError:
+            engine.dispose()
+            if mode == "immutable=1" or db_file.with_name(db_file.name + "-wal").exists():
+                raise
+    raise AssertionError("unreachable")
+
+
+def _sqlite_read_pragmas(dbapi_connection: Any, _record: Any) -> None:
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA busy_timeout=30000")
+    cursor.close()
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:

@@ -311,7 +311,23 @@ def _peaks(device: torch.device) -> Any:
         return None
 
 
+class _Stages:
+    """The job's stage report, remembering the current stage: an extension build reports a stage of its own
+    (`extension build NAME`, which the evaluator gives the compile deadline), then the one it interrupted."""
+
+    def __init__(self, report: Report) -> None:
+        self._report, self.current = report, ""
+
+    def __call__(self, stage: str) -> None:
+        self.current = stage
+        self._report(stage)
+
+    def build(self, name: str | None) -> None:
+        self._report(extension_cache.build_stage(name) if name is not None else self.current)
+
+
 def run_job(job: EvalJob, report: Report) -> EvalResult:
+    report = _Stages(report)
     platform = get_platform(job.target)
     stages: dict[str, float] = {}
     t0 = time.perf_counter()
@@ -368,7 +384,7 @@ def run_job(job: EvalJob, report: Report) -> EvalResult:
     t1 = time.perf_counter()
     report("compile")
     # C++/CUDA extensions build once per C++ source (platforms/extension_cache.py).
-    extension_cache.install()
+    extension_cache.install(report=report.build)
     watched = {"problem": module, "timer": timer, **harness_modules()}
     before = fingerprint(watched)
     g = Guard(

@@ -1,0 +1,257 @@
+"""Extension builds and the deadlines: a build killed by the evaluator leaves nothing a later build trips on (a
+stale torch `lock` is cleared, partial objects are rebuilt), builds run against their own deadline
+(--compile-timeout), and a result that depends on the machine (timeout, crashed) is never reused as a verdict.
+
+The C++ here is one function with no torch headers: it builds in about half a second. A slow build is simulated by
+a compiler wrapper (CXX) that writes a partial object, then sleeps, then compiles."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from kernelevolve.eval.evaluator import Evaluator
+from kernelevolve.platforms import extension_cache
+from kernelevolve.platforms.extension_cache import BUILD_LOCK, TORCH_LOCK, exclusive_build
+from kernelevolve.result import EvalResult, Status
+from kernelevolve.search import session
+from kernelevolve.search.session import Limits, RunSpec
+from kernelevolve.store.store import NodeRecord, Store
+from tests.conftest import FIXTURES
+from tests.doubles import RuleEvaluator, kernel
+
+NOOP_CPP = "int kernelevolve_noop() { return 0; }\n"
+MAIN_CPP = '#include <cstdio>\nint main() { std::puts("built"); return 0; }\n'
+
+# A compiler that, when compiling, first leaves a partial object where the real one goes, then sleeps.
+SLOW_CXX = """#!/bin/sh
+out=""
+prev=""
+for a in "$@"; do
+  [ "$prev" = "-o" ] && out="$a"
+  prev="$a"
+done
+case " $* " in
+  *" -c "*) [ -n "$out" ] && echo "partial object" > "$out"; sleep {sleep};;
+esac
+exec c++ "$@"
+"""
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    root = tmp_path / "cache"
+    monkeypatch.setenv("KERNELEVOLVE_CACHE", str(root))  # workers started from now on build here
+    monkeypatch.delenv("CXX", raising=False)
+    return root
+
+
+def _candidate(folder: Path) -> Path:
+    (folder / "noop.cpp").write_text(NOOP_CPP)
+    cand = folder / "cand.py"
+    cand.write_text(
+        "import torch.nn as nn\nfrom torch.utils.cpp_extension import load\n\n"
+        f"LIB = load(name='ke_noop', sources=[{str(folder / 'noop.cpp')!r}], is_python_module=False)\n\n\n"
+        "class ModelNew(nn.Module):\n    def forward(self, x):\n        return x.clamp_min(0.0)\n"
+    )
+    return cand
+
+
+def _slow_cxx(folder: Path, sleep: float, monkeypatch) -> None:
+    wrapper = folder / "slow-c++"
+    wrapper.write_text(SLOW_CXX.replace("{sleep}", f"{sleep:g}"))
+    wrapper.chmod(0o755)
+    monkeypatch.setenv("CXX", str(wrapper))
+
+
+def _build_folders(cache: Path) -> list[Path]:
+    return sorted(p for p in (cache / "extensions").iterdir() if p.is_dir())
+
+
+# ---- the stale lock ----
+
+
+def test_a_lock_without_a_live_holder_is_cleared_with_what_its_build_left(tmp_path):
+    folder = tmp_path / "build"
+    (folder / "sub").mkdir(parents=True)
+    (folder / TORCH_LOCK).write_text("")
+    (folder / "main.o").write_text("partial object")
+    with exclusive_build(folder, "x"):
+        assert sorted(p.name for p in folder.iterdir()) == [BUILD_LOCK]
+        assert (folder / BUILD_LOCK).read_text().strip() == str(os.getpid())
+
+
+def test_a_live_builder_is_waited_for_and_its_files_kept(tmp_path):
+    """The flock's holder is alive: its `lock` is a build in progress, which is waited for, never cleared."""
+    folder = tmp_path / "build"
+    folder.mkdir()
+    held, done = threading.Event(), []
+
+    def builder() -> None:
+        fd = os.open(folder / BUILD_LOCK, os.O_RDWR | os.O_CREAT)
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        (folder / TORCH_LOCK).write_text("")
+        held.set()
+        time.sleep(0.5)
+        (folder / "main.o").write_text("object")
+        (folder / TORCH_LOCK).unlink()  # torch releases its baton, then the flock goes
+        done.append(time.monotonic())
+        os.close(fd)
+
+    thread = threading.Thread(target=builder)
+    thread.start()
+    held.wait(5)
+    with exclusive_build(folder, "x"):
+        assert done and time.monotonic() >= done[0]
+        assert (folder / "main.o").read_text() == "object"
+    thread.join()
+
+
+def _build_standalone(folder: Path, root: Path) -> tuple[str, str]:
+    """MAIN_CPP built as an executable through the wrapped `load` in a fresh process (the wrapper stays out of
+    this one); returns the executable and the builds the stage report was told of."""
+    cpp = folder / "main.cpp"
+    cpp.write_text(MAIN_CPP)
+    script = "\n".join(
+        [
+            "from pathlib import Path",
+            "from torch.utils import cpp_extension",
+            "from kernelevolve.platforms import extension_cache",
+            "seen = []",
+            f"extension_cache.install(root=Path({str(root)!r}), report=seen.append)",
+            "extension_cache.install()  # installing again wraps nothing twice",
+            f"exe = cpp_extension.load('ke_main', sources=[{str(cpp)!r}], is_python_module=False, is_standalone=True)",
+            "print(exe)",
+            "print(seen)",
+        ]
+    )
+    p = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    exe, seen = p.stdout.strip().splitlines()[-2:]
+    return exe, seen
+
+
+def test_a_build_left_locked_by_a_dead_builder_is_redone_quickly(tmp_path):
+    """torch's FileBaton would wait on the `lock` for ever; the wrapped load clears it and rebuilds, and the stage
+    report hears of the build's start and end."""
+    root = tmp_path / "extensions"
+    exe, seen = _build_standalone(tmp_path, root)
+    assert seen == "['ke_main', None]"
+    (folder,) = [p for p in root.iterdir() if p.is_dir()]
+    (folder / TORCH_LOCK).write_text("")  # a build killed part-way: its lock, a truncated binary
+    Path(exe).write_bytes(b"\x7fELF partial")
+    t0 = time.monotonic()
+    exe, _ = _build_standalone(tmp_path, root)
+    assert time.monotonic() - t0 < 30
+    assert not (folder / TORCH_LOCK).exists()
+    assert subprocess.run([exe], capture_output=True, text=True, timeout=10).stdout == "built\n"
+    assert extension_cache.is_build_stage(extension_cache.build_stage("ke_main"))
+    assert not extension_cache.is_build_stage("compile")
+
+
+# ---- the compile deadline ----
+
+
+def test_a_build_killed_at_its_deadline_says_so_and_poisons_nothing(tmp_path, cache, monkeypatch, relu_problem):
+    """`eval --compile-timeout` kills a build at the compile deadline; the reason names it and the way out. The next
+    evaluation of the same source neither waits on the dead build's lock nor loads its partial object."""
+    cand = _candidate(tmp_path)
+    _slow_cxx(tmp_path, 60, monkeypatch)
+    args = [str(relu_problem.path), str(cand), "--target", "cpu", "--json", "--trials", "1", "--compile-timeout", "2"]
+    p = subprocess.run(
+        [sys.executable, "-m", "kernelevolve", "eval", *args], capture_output=True, text=True, timeout=120
+    )
+    assert p.returncode == 1, p.stderr
+    killed = json.loads(p.stdout)
+    assert killed["status"] == "timeout", killed
+    assert "during extension build ke_noop: compiling ran past 2 s" in killed["reason"]
+    assert "raise --compile-timeout" in killed["reason"]
+    (folder,) = _build_folders(cache)
+    assert (folder / TORCH_LOCK).exists() and (folder / "noop.o").read_text() == "partial object\n"
+
+    monkeypatch.delenv("CXX")
+    with Evaluator("cpu", timeout_s=60) as ev:
+        t0 = time.monotonic()
+        again = ev.evaluate(relu_problem, cand, timed=False, trials=1)
+        elapsed = time.monotonic() - t0 - again.stages.get("worker_start", 0.0)
+    assert again.status is Status.OK, (again.reason, again.log_tail)
+    assert elapsed < 30
+    assert not (folder / TORCH_LOCK).exists() and "removed the lock of a build that never finished" in again.log_tail
+
+
+def test_a_build_slower_than_the_candidate_deadline_is_not_cut(tmp_path, cache, monkeypatch, relu_problem):
+    """A build that a busy machine makes slow runs against --compile-timeout, not against --timeout."""
+    cand = _candidate(tmp_path)
+    _slow_cxx(tmp_path, 6, monkeypatch)
+    with Evaluator("cpu", timeout_s=4, compile_timeout_s=60) as ev:
+        result = ev.evaluate(relu_problem, cand, timed=False, trials=1)
+    assert result.status is Status.OK, (result.reason, result.log_tail)
+    assert result.stages["compile"] >= 6
+
+
+# ---- machine-dependent results are not verdicts ----
+
+
+def _result(status: Status) -> EvalResult:
+    ok = status is Status.OK
+    return EvalResult(status=status, correct=ok, speedup=1.0 if ok else None, fitness=1.0 if ok else 0.0)
+
+
+def test_a_timeout_or_crash_is_never_reused(tmp_path):
+    store = Store(tmp_path)
+
+    def run(name: str):
+        return store.create_run(
+            problem_path="p.py", problem_hash="ph", platform="cpu", config={}, config_hash=name, budget=5
+        )
+
+    first = run("a")
+    store.add_node(first.id, NodeRecord("seed", "x = 1\n", "h1", {}, [], _result(Status.TIMEOUT)), strategy_state={})
+    store.add_node(first.id, NodeRecord("tune", "x = 2\n", "h2", {}, [], _result(Status.CRASHED)), strategy_state={})
+    store.add_node(first.id, NodeRecord("tune", "x = 3\n", "h3", {}, [], _result(Status.INCORRECT)), strategy_state={})
+    assert store.find_evaluated("ph", "cpu", "h1") is None
+    assert store.find_evaluated("ph", "cpu", "h2") is None
+    found = store.find_evaluated("ph", "cpu", "h3")  # a verdict on the kernel itself is reused
+    assert found and found[1].status is Status.INCORRECT
+    second = run("b")  # evaluated again, this time to the end: that result is the one reused from now on
+    again = store.add_node(
+        second.id, NodeRecord("seed", "x = 1\n", "h1", {}, [], _result(Status.OK)), strategy_state={}
+    )
+    found = store.find_evaluated("ph", "cpu", "h1")
+    assert found and found[0].id == again.id and found[1].status is Status.OK
+
+
+def test_a_seed_that_timed_out_is_evaluated_again_by_a_new_run_and_on_resume(tmp_path):
+    """The first run's seed timed out: the driver says the way out; the next run evaluates the seed again instead of
+    reusing the timeout, and so does the same run resumed (as with a larger --timeout)."""
+    seed = tmp_path / "seed.py"
+    seed.write_text(kernel(1, "SLOW = 1"))
+    store = Store(tmp_path / "runs")
+    problem = FIXTURES / "transpose.py"
+
+    def search(spec: RunSpec, evaluator: RuleEvaluator) -> str:
+        opened = session.open_run(store, spec, Limits(budget=3))
+        reason = session.build_driver(opened, [evaluator], warm_start=False).run_search()
+        session.finish(opened, reason, evaluator)
+        return reason
+
+    slow = RuleEvaluator(statuses={"SLOW": Status.TIMEOUT})
+    reason = search(RunSpec(problem, seed), slow)
+    assert reason == "the seed kernel timed out (past the evaluation deadline); raise --timeout or fix it"
+    fast = RuleEvaluator()
+    assert search(RunSpec(problem, seed, rng_seed=1), fast) == "budget of 3 nodes reached"
+    assert fast.evaluated[0] == seed.read_text()  # the seed itself, not its stored timeout
+    again = RuleEvaluator()
+    assert search(RunSpec(problem, seed), again) == "budget of 3 nodes reached"  # the first run, resumed
+    assert seed.read_text() not in again.evaluated  # the second run's evaluation of it is reused, not the timeout
+    (first, *_), *_ = store.runs()
+    seed_node = store.nodes(first.id)[0]
+    assert seed_node.status == "ok" and store.evaluation(seed_node.id).status is Status.OK

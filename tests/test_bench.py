@@ -260,7 +260,7 @@ def test_search_skips_the_compile_baseline_and_evaluates_the_export_with_it(suit
 
     def run(runs: str, compile_baseline: bool):
         store = Store(tmp_path / runs)
-        return _one(item, store, Recorder(), "cpu", baseline="eager", compile_baseline=compile_baseline,
+        return _one(item, store, [Recorder()], "cpu", baseline="eager", compile_baseline=compile_baseline,
                     exports=exports, **common)  # fmt: skip
 
     row = run("runs", True)

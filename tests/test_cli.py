@@ -91,3 +91,13 @@ def test_kernel_policy_flags():
     assert result["checks"] == ["kernel_policy"] and result["review"] == []
     p = run(str(FIXTURES / "kb_relu.py"), str(CANDIDATES / "relu_ok.py"), "--allow-torch", "--require-kernel")
     assert p.returncode == 2 and "contradict" in p.stderr
+
+
+def test_the_cpu_target_times_torch_compile_when_fitness_is_measured_against_it():
+    """Off by default on the cpu target (it compiles C++ for every case), on when asked for with --baseline compile."""
+    args = ("--target", "cpu", "--json", "--baseline", "compile", "--trials", "1")
+    p = run(str(FIXTURES / "kb_relu.py"), str(CANDIDATES / "relu_ok.py"), *args)
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout)
+    assert out["baseline"] == "compile"
+    assert all(c["t_compile_ms"] and c["compile_baseline_correct"] for c in out["cases"])

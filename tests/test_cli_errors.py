@@ -318,3 +318,10 @@ def test_dry_run_needs_no_api_key(tmp_path):
         assert p.returncode == 0, p.stderr
         assert "class Model" in (runs / "prompt-kb_relu.md").read_text()
         assert "nothing was called" in p.stderr
+
+
+def test_devices_that_are_not_gpu_indices_are_refused_before_any_worker_starts():
+    from kernelevolve.eval.evaluator import evaluators
+
+    with pytest.raises(ValueError, match="--devices must be comma-separated GPU indices, not '0,x'"):
+        evaluators("cuda", "0,x")

@@ -280,16 +280,10 @@ def test_bench_prints_a_line_per_problem_started_and_finished_off_a_terminal(tmp
         (tmp_path / "suite" / name / "problem.py").write_text(PROBLEM.read_text())
 
     class NoEvaluator:
-        def __init__(self, *a, **kw):
+        def close(self):
             pass
 
-        def __enter__(self):
-            return self
-
-        def __exit__(self, *exc):
-            return False
-
-    monkeypatch.setattr(bench_cmd, "Evaluator", NoEvaluator)
+    monkeypatch.setattr(bench_cmd, "make_evaluators", lambda *a, **kw: [NoEvaluator()])
     monkeypatch.setattr(bench_cmd, "_one", lambda item, *a, **kw: BenchRow(item.name, "ok", True, speedup_eager=2.0))
     suite, out, runs = (str(tmp_path / name) for name in ("suite", "out", "runs"))
     p = cli("bench", suite, "--no-search", "--target", "cpu", "--out", out, "--runs-dir", runs)

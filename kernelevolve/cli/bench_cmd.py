@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from contextlib import ExitStack
 from dataclasses import asdict
 from pathlib import Path
 
@@ -13,6 +14,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from kernelevolve.cli.common import RUNS_DIR, Baseline, Target, app, err, usage_error
 from kernelevolve.eval.evaluator import Evaluator
+from kernelevolve.eval.evaluator import evaluators as make_evaluators
 from kernelevolve.eval.job import EvalOptions
 from kernelevolve.platforms import default_target
 from kernelevolve.problem.problem import ProblemError, load_problem, target_speedup
@@ -55,6 +57,7 @@ def bench_command(
     runs_dir: Path = RUNS_DIR,
     trials: int = typer.Option(3, min=1),
     timeout: float = typer.Option(300.0, help="per-evaluation limit in seconds"),
+    devices: str = typer.Option("0", help="GPU indices to search on, one worker each (e.g. 0,1,2,3)"),
     compile_timeout: float = typer.Option(
         600.0, help="per-evaluation limit on compiles (C++/CUDA extension builds, torch.compile), in seconds"
     ),
@@ -84,12 +87,16 @@ def bench_command(
         err.print(f"note: no seed kernel for {missing}; they are reported as not evaluated")
     if not no_search and not llm and all(i.seed is None for i in items):
         raise usage_error("these problems have no seed kernels: searching them needs an LLM (--llm)")
+    try:
+        evaluators = make_evaluators(tgt, devices, timeout_s=timeout, compile_timeout_s=compile_timeout)
+    except ValueError as e:
+        raise usage_error(str(e)) from None
     out.mkdir(parents=True, exist_ok=True)
     store = Store(runs_dir)
     rows: list[BenchRow] = []
     started = time.strftime("%Y-%m-%d %H:%M")
     with (
-        Evaluator(tgt, timeout_s=timeout, prestart=True, compile_timeout_s=compile_timeout) as evaluator,
+        ExitStack() as stack,
         Progress(
             TextColumn("{task.description}"),
             BarColumn(),
@@ -98,6 +105,8 @@ def bench_command(
             console=Console(stderr=True),
         ) as progress,
     ):
+        for ev in evaluators:
+            stack.callback(ev.close)
         task = progress.add_task("bench", total=len(items))
         for item in items:
             progress.update(task, description=f"{item.name}")
@@ -108,7 +117,7 @@ def bench_command(
                     _one(
                         item,
                         store,
-                        evaluator,
+                        evaluators,
                         tgt,
                         no_search=no_search,
                         budget=budget,
@@ -180,7 +189,7 @@ def _write(
 def _one(
     item: BenchItem,
     store: Store,
-    evaluator: Evaluator,
+    evaluators: list[Evaluator],
     target: str,
     *,
     no_search: bool,
@@ -197,6 +206,7 @@ def _one(
 ) -> BenchRow:
     """A search's row is its exported module's evaluation, with the torch.compile baseline the search ran without.
     The search is a run like optimize's (search/session.py): the same bench command again resumes it."""
+    evaluator = evaluators[0]  # single evaluations; the search spreads over all of them, one per device
     problem = load_problem(item.problem)
     target_of = target_speedup(problem)  # read first: a malformed TARGET_SPEEDUP fails before the search
     options = EvalOptions(trials=trials, baseline=baseline, compile_baseline=None if compile_baseline else False)
@@ -220,7 +230,7 @@ def _one(
     limits = Limits(budget=budget, time_s=time_s)
     opened = session.open_run(store, spec, limits)
     operator = session.llm_operator(opened, LLMSettings(llm_base_url, timeout_s=timeout))
-    stopped = session.build_driver(opened, [evaluator], llm=operator, warm_start=False).run_search()
+    stopped = session.build_driver(opened, evaluators, llm=operator, warm_start=False).run_search()
     outcome = session.finish(opened, stopped)
     searched = f"{outcome.evaluations} nodes; {stopped}"
     if outcome.best_node is None:

@@ -75,7 +75,7 @@ def eval_command(
     if baseline is Baseline.compile and no_compile_baseline:
         raise usage_error("--baseline compile needs the torch.compile baseline; drop --no-compile-baseline")
     if baseline is Baseline.compile and not PLATFORMS[tgt].compile_baseline and not as_json:
-        err.print(f"note: no torch.compile baseline on the {tgt} target; fitness uses eager")
+        err.print(f"note: on the {tgt} target torch.compile is timed only when asked; it compiles for each case")
     limit = int(memory_limit_gb * 2**30) if memory_limit_gb else None
     with Evaluator(tgt, timeout_s=timeout, memory_limit=limit, compile_timeout_s=compile_timeout) as ev:
         spinner = nullcontext() if as_json else err.status(f"evaluating {candidate.name} on {tgt} ...")

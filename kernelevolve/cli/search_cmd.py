@@ -28,7 +28,7 @@ from kernelevolve.cli.common import (
     plain_console,
     usage_error,
 )
-from kernelevolve.eval.evaluator import Evaluator
+from kernelevolve.eval.evaluator import evaluators as make_evaluators
 from kernelevolve.platforms import default_target
 from kernelevolve.problem.problem import ProblemError
 from kernelevolve.search import session
@@ -214,7 +214,10 @@ def optimize_command(
             raise typer.Exit(0)
         opened = session.open_run(store, spec, limits, run_id=resume)
         operator = session.llm_operator(opened, settings)
-        evaluators = _evaluators(spec.target, devices, timeout, compile_timeout)
+        try:
+            evaluators = make_evaluators(spec.target, devices, timeout_s=timeout, compile_timeout_s=compile_timeout)
+        except ValueError as e:
+            raise SessionError(str(e)) from None
     except SessionError as e:
         raise usage_error(str(e)) from None
     what = f"run {opened.run.id} " + (f"resumed ({opened.stored_nodes} nodes stored)" if opened.resumed else "started")
@@ -261,18 +264,6 @@ def optimize_command(
             )
             Console().print(f"best kernel against torch.compile: {shown}", highlight=False)
     raise typer.Exit(0 if outcome.best_node is not None else 1)
-
-
-def _evaluators(target: str, devices: str, timeout: float, compile_timeout: float = 600.0) -> list[Evaluator]:
-    """One evaluator per GPU (one on the cpu target: concurrent timings would disturb each other)."""
-    try:
-        indices = [int(d) for d in devices.split(",")] if target != "cpu" else [0]
-    except ValueError:
-        raise SessionError(f"--devices must be comma-separated GPU indices, not {devices!r}") from None
-    return [
-        Evaluator(target, timeout_s=timeout, prestart=True, device_index=i, compile_timeout_s=compile_timeout)
-        for i in indices
-    ]
 
 
 # `kernelevolve runs` lists; its subcommands (`runs rm`, cli/runs_cmd.py) act on runs.

@@ -202,7 +202,9 @@ class Evaluator:
             device_index=self.device_index,
             **{
                 **opts.fields(),
-                "compile_baseline": self.platform.compile_baseline
+                # None: the platform's default, and always when fitness is measured against it (the cpu target
+                # times torch.compile only when asked: it compiles C++ for seconds per case)
+                "compile_baseline": (self.platform.compile_baseline or opts.baseline == "compile")
                 if opts.compile_baseline is None
                 else opts.compile_baseline,
             },
@@ -308,3 +310,13 @@ class Evaluator:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def evaluators(target: str, devices: str = "0", **options: object) -> list[Evaluator]:
+    """One evaluator per GPU index in `devices` ("0,1,2,3"), each with spare workers; one on the cpu target, where
+    concurrent timings would disturb each other. ValueError for indices that are not integers."""
+    try:
+        indices = [int(d) for d in devices.split(",")] if target != "cpu" else [0]
+    except ValueError:
+        raise ValueError(f"--devices must be comma-separated GPU indices, not {devices!r}") from None
+    return [Evaluator(target, prestart=True, device_index=i, **options) for i in indices]  # type: ignore[arg-type]

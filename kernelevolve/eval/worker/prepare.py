@@ -21,7 +21,6 @@ from kernelevolve.eval.worker.correctness import Comparison, compare
 from kernelevolve.eval.worker.outputs import aliased, spans
 from kernelevolve.eval.worker.poison import output_sizes
 from kernelevolve.eval.worker.speed import tensor_bytes
-from kernelevolve.platforms import get_platform
 from kernelevolve.problem.inputs import allowed_distributions, build_init_inputs, build_inputs, build_model
 from kernelevolve.problem.problem import (
     ProblemError,
@@ -139,7 +138,6 @@ def prepare(
     """Every shape case of the problem, each with at least one trial; reference outputs for the timing sets
     only when the candidate will be timed."""
     clock = clock or LoadClock(device)
-    platform = get_platform(job.target)
     cases = shape_cases(module)
     defaults = case_defaults(module, cases)
     distributions = allowed_distributions(module)
@@ -180,7 +178,7 @@ def prepare(
             with clock.part("reference"), torch.no_grad():
                 pc.timing_refs = [ref_model(*inputs) for inputs in timing_sets]
                 pc.unseen_refs = [ref_model(*inputs) for inputs in pc.unseen_sets]
-        if job.compile_baseline and platform.compile_baseline:
+        if job.compile_baseline:  # the evaluator resolved the platform's default (off on cpu unless asked)
             report(f"compile baseline case {ci}")
             with clock.part("compile_baseline"):
                 _prepare_compiled(pc, device)

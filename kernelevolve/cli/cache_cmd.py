@@ -7,9 +7,8 @@ import shutil
 from pathlib import Path
 
 import typer
-from rich.console import Console
 
-from kernelevolve.cli.common import app, usage_error
+from kernelevolve.cli.common import app, plain_console, usage_error
 from kernelevolve.cli.runs_cmd import confirm
 from kernelevolve.platforms.base import cache_dir
 
@@ -52,7 +51,7 @@ def cache_command(ctx: typer.Context) -> None:
     if ctx.invoked_subcommand is not None:
         return
     folder = extensions_dir()
-    out = Console(soft_wrap=True)
+    out = plain_console()
     if not folder.is_dir():
         out.print(f"extension builds: none ({folder} does not exist)", highlight=False, markup=False)
         return
@@ -66,7 +65,7 @@ def clear_command(
 ) -> None:
     """Remove every cached extension build; each is rebuilt when next needed. Not while a search is running."""
     folder = extensions_dir()
-    out = Console(soft_wrap=True)
+    out = plain_console()
     if not folder.is_dir():
         out.print(f"nothing to clear: {folder} does not exist", highlight=False, markup=False)
         return

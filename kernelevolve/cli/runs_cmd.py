@@ -7,9 +7,8 @@ import sys
 from pathlib import Path
 
 import typer
-from rich.console import Console
 
-from kernelevolve.cli.common import EXIT_NOT_CORRECT, err, usage_error
+from kernelevolve.cli.common import EXIT_NOT_CORRECT, err, plain_console, usage_error
 from kernelevolve.cli.search_cmd import _open_store, runs_app
 from kernelevolve.store.store import StoreError
 
@@ -53,7 +52,7 @@ def rm_command(
     counts = {r.id: n for r, n, _ in store.runs()}
     what = ", ".join(f"{r.id} ({_problem(r.problem_path)}, {counts.get(r.id, 0)} nodes, {r.status})" for r in runs)
     confirm(f"delete {'runs' if len(runs) > 1 else 'run'} {what} with {'their' if len(runs) > 1 else 'its'} files", yes)
-    out = Console(soft_wrap=True)
+    out = plain_console()
     for run in runs:
         try:
             done = store.delete_run(run.id)

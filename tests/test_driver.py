@@ -22,7 +22,7 @@ from kernelevolve.platforms import get_platform
 from kernelevolve.problem.problem import load_problem
 from kernelevolve.result import Status
 from kernelevolve.search import session
-from kernelevolve.search.driver import Driver, Root, SearchConfig
+from kernelevolve.search.driver import Driver, SearchConfig
 from kernelevolve.search.session import Limits, RunSpec, SessionError
 from kernelevolve.search.strategies import make_strategy
 from kernelevolve.store.store import Store
@@ -282,7 +282,6 @@ def test_the_driver_needs_an_operator(tmp_path):
     run = store.create_run(problem_path="p", problem_hash="h", platform="cpu", config={}, config_hash="c", budget=1)
     with pytest.raises(ValueError, match="needs an operator"):
         Driver(store, run, load_problem(PROBLEM), make_strategy("greedy", random.Random(0)), [], SearchConfig(), None)
-    assert Root("seed", "x", "m").operator == "seed"
 
 
 KILLABLE = """

@@ -38,5 +38,9 @@ class LLMClient:
     def name(self) -> str:
         return f"{self.provider}:{self.model}"
 
+    def check_key(self) -> str:
+        """The API key calls will use; LLMError naming what to set where one is needed and missing."""
+        return ""
+
     def complete(self, messages: list[Message], *, max_tokens: int = 8192, temperature: float = 0.7) -> LLMResponse:
         raise NotImplementedError

@@ -49,7 +49,7 @@ class RetryPolicy:
         )(fn)
 
 
-def _failure(client: OpenAICompatible | Anthropic, e: Exception) -> LLMError:
+def _failure(client: _SDKClient, e: Exception) -> LLMError:
     """The SDK's error as an LLMError naming the model, the URL that failed and, for a server that could not be
     reached, where to look."""
     try:
@@ -63,7 +63,50 @@ def _failure(client: OpenAICompatible | Anthropic, e: Exception) -> LLMError:
     return LLMError(f"{client.name} at {url}: {type(e).__name__}: {e}")
 
 
-class OpenAICompatible(LLMClient):
+class _SDKClient(LLMClient):
+    """A provider whose SDK client is built at the first call (with the key then), once, under a lock."""
+
+    KEY_ENV = ""  # the variable the key is read from
+    DEFAULT_URL = ""  # where the SDK calls without a base URL
+
+    def __init__(
+        self, model: str, *, base_url: str | None, api_key: str | None, timeout_s: float, retry: RetryPolicy | None
+    ):
+        super().__init__(model)
+        self.base_url = base_url
+        self._api_key, self._timeout_s, self._retry = api_key, timeout_s, retry or RetryPolicy()
+        self._call: Any = None
+        self._lock = threading.Lock()
+
+    @property
+    def endpoint(self) -> str:
+        """The base URL calls go to (the SDK's default, or the provider's *_BASE_URL variable, without one)."""
+        return self.base_url or os.environ.get(self.KEY_ENV.replace("API_KEY", "BASE_URL")) or self.DEFAULT_URL
+
+    def needs_key(self) -> bool:
+        return not self.base_url  # a local server takes any key
+
+    def check_key(self) -> str:
+        key = self._api_key or os.environ.get(self.KEY_ENV)
+        if key is None and self.needs_key():
+            local = " (or --llm-base-url for a local server)" if self.provider == "openai" else ""
+            raise LLMError(f"{self.name}: no API key: set {self.KEY_ENV}{local}")
+        return key or "unused"
+
+    def _sdk(self) -> Any:
+        with self._lock:
+            if self._call is None:
+                self._call = self._retry.wrap(self._build(self.check_key()))
+            return self._call
+
+    def _build(self, key: str) -> Any:
+        """The SDK's create function for this endpoint and key."""
+        raise NotImplementedError
+
+
+class OpenAICompatible(_SDKClient):
+    KEY_ENV, DEFAULT_URL = "OPENAI_API_KEY", "https://api.openai.com/v1"
+
     def __init__(
         self,
         provider: str,
@@ -74,35 +117,23 @@ class OpenAICompatible(LLMClient):
         timeout_s: float = 300.0,
         retry: RetryPolicy | None = None,
     ):
-        super().__init__(model)
+        super().__init__(
+            model,
+            base_url=base_url or DEFAULT_BASE_URLS.get(provider),
+            api_key=api_key,
+            timeout_s=timeout_s,
+            retry=retry,
+        )
         self.provider = provider
-        self.base_url = base_url or DEFAULT_BASE_URLS.get(provider)
-        self._api_key, self._timeout_s, self._retry = api_key, timeout_s, retry or RetryPolicy()
-        self._call: Any = None
-        self._lock = threading.Lock()
 
-    @property
-    def endpoint(self) -> str:
-        """The base URL calls go to (the SDK's default, or OPENAI_BASE_URL, without one)."""
-        return self.base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
+    def needs_key(self) -> bool:
+        return self.provider == "openai" and not self.base_url
 
-    def check_key(self) -> str:
-        """The API key calls will use; LLMError naming the variable to set when there is none."""
-        key = self._api_key or os.environ.get("OPENAI_API_KEY")
-        if key is None and self.provider == "openai" and not self.base_url:
-            raise LLMError(f"{self.name}: no API key: set OPENAI_API_KEY (or --llm-base-url for a local server)")
-        return key or "unused"  # a local server takes any key
+    def _build(self, key: str) -> Any:
+        import openai
 
-    def _sdk(self) -> Any:
-        with self._lock:
-            if self._call is None:
-                import openai
-
-                client = openai.OpenAI(
-                    base_url=self.base_url, api_key=self.check_key(), timeout=self._timeout_s, max_retries=0
-                )
-                self._call = self._retry.wrap(client.chat.completions.create)
-            return self._call
+        client = openai.OpenAI(base_url=self.base_url, api_key=key, timeout=self._timeout_s, max_retries=0)
+        return client.chat.completions.create
 
     def complete(self, messages: list[Message], *, max_tokens: int = 8192, temperature: float = 0.7) -> LLMResponse:
         call = self._sdk()
@@ -127,8 +158,9 @@ class OpenAICompatible(LLMClient):
         )
 
 
-class Anthropic(LLMClient):
+class Anthropic(_SDKClient):
     provider = "anthropic"
+    KEY_ENV, DEFAULT_URL = "ANTHROPIC_API_KEY", "https://api.anthropic.com"
 
     def __init__(
         self,
@@ -139,36 +171,15 @@ class Anthropic(LLMClient):
         timeout_s: float = 300.0,
         retry: RetryPolicy | None = None,
     ):
-        super().__init__(model)
-        self.base_url = base_url
-        self._api_key, self._timeout_s, self._retry = api_key, timeout_s, retry or RetryPolicy()
-        self._call: Any = None
+        super().__init__(model, base_url=base_url, api_key=api_key, timeout_s=timeout_s, retry=retry)
         self._takes_temperature = True
-        self._lock = threading.Lock()
 
-    @property
-    def endpoint(self) -> str:
-        """The base URL calls go to (the SDK's default, or ANTHROPIC_BASE_URL, without one)."""
-        return self.base_url or os.environ.get("ANTHROPIC_BASE_URL") or "https://api.anthropic.com"
+    def _build(self, key: str) -> Any:
+        import anthropic
 
-    def check_key(self) -> str:
-        """The API key calls will use; LLMError naming the variable to set when there is none."""
-        key = self._api_key or os.environ.get("ANTHROPIC_API_KEY")
-        if key is None and not self.base_url:
-            raise LLMError(f"{self.name}: no API key: set ANTHROPIC_API_KEY")
-        return key or "unused"
-
-    def _sdk(self) -> Any:
-        with self._lock:
-            if self._call is None:
-                import anthropic
-
-                client = anthropic.Anthropic(
-                    base_url=self.base_url, api_key=self.check_key(), timeout=self._timeout_s, max_retries=0
-                )
-                self._takes_temperature = "temperature" in inspect.signature(client.messages.create).parameters
-                self._call = self._retry.wrap(client.messages.create)
-            return self._call
+        client = anthropic.Anthropic(base_url=self.base_url, api_key=key, timeout=self._timeout_s, max_retries=0)
+        self._takes_temperature = "temperature" in inspect.signature(client.messages.create).parameters
+        return client.messages.create
 
     def complete(self, messages: list[Message], *, max_tokens: int = 8192, temperature: float = 0.7) -> LLMResponse:
         call = self._sdk()

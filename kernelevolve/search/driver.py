@@ -288,8 +288,8 @@ class Driver:
         path = self._pending / f"{proposal.source_hash}.py"
         path.write_text(proposal.source)
         evaluator = await free.get()
-        key = next(self._ids)
-        t0 = self._waiting.setdefault(key, ("an evaluation", time.monotonic()))[1]
+        key, t0 = next(self._ids), time.monotonic()
+        self._waiting[key] = ("an evaluation", t0)
         try:
             result = await in_daemon_thread(evaluator.evaluate, self.problem, path, self.config.options)
             return StepOutcome(op, proposal, result, time.monotonic() - t0)

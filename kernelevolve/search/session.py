@@ -240,7 +240,7 @@ def _llm(
             (make_client(p, m, base_url=settings.base_url, timeout_s=settings.timeout_s), w) for p, m, w in parsed
         ]
         for client, _ in clients if check_keys else []:
-            getattr(client, "check_key", lambda: None)()
+            client.check_key()
     except (LLMError, ValueError, StoreError) as e:
         raise SessionError(str(e)) from None
     unpriced = [c.name for c, _ in clients if not table.priced(c.name)]

@@ -6,7 +6,7 @@ import math
 from enum import Enum
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, computed_field
 
 
 class Status(str, Enum):
@@ -17,6 +17,7 @@ class Status(str, Enum):
     TIMEOUT = "timeout"
     CRASHED = "crashed"
     REJECTED = "rejected"
+    HARNESS_LIMIT = "harness_limit"  # the harness's own phase ran out of a resource: no verdict on the candidate
 
 
 class CaseResult(BaseModel):
@@ -71,8 +72,17 @@ class CaseResult(BaseModel):
     compile_baseline_correct: bool | None = None
     norm_err: float | None = Field(None, description="largest ||out - ref||_2 / ||ref||_2 over the trials")
     ref_max_abs: float | None = Field(None, description="largest |ref| over the trials (finite values)")
-    atol: float | None = None
+    atol: float | None = Field(
+        None, description="the fixed tolerance: the rule, or the fallback of a trial without an oracle"
+    )
     rtol: float | None = None
+    correctness: str = Field("", description="the rule the case was judged by (eval/worker/correctness.Criterion)")
+    error_ratio: float | None = Field(
+        None, description="measured rule: the largest error over the reference's own rounding error, over the trials"
+    )
+    kernelbench_correct: bool | None = Field(
+        None, description="KernelBench's verdict (atol = rtol = 1e-2) on the given inputs; None: not reached"
+    )
 
 
 class EvalResult(BaseModel):
@@ -95,6 +105,10 @@ class EvalResult(BaseModel):
     versions: dict[str, str] = Field(default_factory=dict)
     log_tail: str = ""
     checks: list[str] = Field(default_factory=list, description="the harness checks this evaluation ran")
+    memory: str = Field("", description="cuda: the harness's device-memory plan per case (eval/worker/memory.py)")
+    harness_peak_bytes: int | None = Field(
+        None, description="cuda: peak device memory allocated while the harness prepared references and inputs"
+    )
     review: list[str] = Field(default_factory=list, description="results worth a human look (very large speedups)")
     profile: dict[str, Any] | None = Field(
         None,
@@ -102,6 +116,16 @@ class EvalResult(BaseModel):
         "kernel), kernels and launches (torch.profiler, one forward call), ncu (metrics, or a note); "
         "eval/worker/profiling.py",
     )
+
+    @computed_field
+    @property
+    def kernelbench_correct(self) -> bool | None:
+        """KernelBench's verdict over the cases: correct on every case's given inputs; None where a case was not
+        reached (an earlier failure, or a check before the comparison)."""
+        verdicts = [c.kernelbench_correct for c in self.cases]
+        if not verdicts or None in verdicts:
+            return False if False in verdicts else None
+        return all(verdicts)
 
     def finalize(self) -> EvalResult:
         """Derive speedup and fitness from the cases; fitness is the speedup when correct, else 0."""

@@ -72,6 +72,58 @@ def run_interpreted(script: str, *args: object) -> str:
     return p.stdout
 
 
+# Runs one check script once per argument list in a single process (one Python, torch and Triton start instead of
+# one per run): each run gets fresh globals, its own sys.argv and the PREAMBLE, so nothing a run sets (a module's
+# launch constants, the seed) reaches the next; every check script loads its kernel module afresh. Prints one JSON
+# line per run: its id, whether it printed ok, and its output or traceback.
+_EACH = """
+import contextlib, io, json, sys, traceback
+script, runs = sys.argv[1], json.loads(sys.argv[2])
+for run_id, args in runs:
+    sys.argv = ["-c", *args]
+    out = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(out):
+            exec(compile(script, "<check " + run_id + ">", "exec"), {"__name__": "__main__"})
+        ok, text = "ok" in out.getvalue(), out.getvalue()
+    except BaseException:
+        ok, text = False, out.getvalue() + traceback.format_exc()
+    print("RESULT " + json.dumps([run_id, ok, text[-3000:]]), flush=True)
+"""
+
+
+def run_interpreted_each(script: str, runs: dict[str, list[object]], timeout: float = 600) -> dict[str, str | None]:
+    """Runs PREAMBLE + `script` once per entry of `runs` (id: its arguments), all in one fresh process with
+    TRITON_INTERPRET=1 (as run_interpreted). Returns id: None where the run printed ok, else its output and
+    traceback; a run that did not report (the process died) maps to the process's stderr."""
+    import json
+
+    env = {**os.environ, "TRITON_INTERPRET": "1"}
+    listed = json.dumps([[run_id, [str(a) for a in args]] for run_id, args in runs.items()])
+    p = subprocess.run(
+        [sys.executable, "-c", _EACH, PREAMBLE + script, listed],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+    )
+    reported = {}
+    for line in p.stdout.splitlines():
+        if line.startswith("RESULT "):
+            run_id, ok, text = json.loads(line[len("RESULT ") :])
+            reported[run_id] = None if ok else text
+    died = f"the check process exited with status {p.returncode} before reporting:\n{p.stderr[-3000:]}"
+    return {run_id: reported.get(run_id, died) for run_id in runs}
+
+
+def assert_each_run_ok(script: str, runs: dict[str, list[object]]) -> None:
+    """run_interpreted_each, asserting that every run printed ok; the message names each run that did not, with its
+    traceback. (One test for all of a file's runs: as separate tests, pytest-xdist could hand them to both workers,
+    and a shared fixture would start the process on each.)"""
+    failed = {run_id: text for run_id, text in run_interpreted_each(script, runs).items() if text is not None}
+    assert not failed, "\n\n".join(f"--- {run_id}:\n{text}" for run_id, text in failed.items())
+
+
 def assert_interpreted_candidate_correct(evaluator, directory: Path, name: str, candidate: Path) -> None:
     """A Triton candidate for suite problem `name`, through the real harness on its small cases (interpreted)."""
     from kernelevolve.problem.problem import load_problem

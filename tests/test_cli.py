@@ -49,7 +49,7 @@ def test_incorrect_candidate_exit_1_with_reason():
     p = run(str(FIXTURES / "kb_relu.py"), str(CANDIDATES / "relu_wrong.py"), "--target", "cpu", "--json")
     assert p.returncode == 1
     result = json.loads(p.stdout)
-    assert result["status"] == "incorrect" and result["fitness"] == 0 and "outside atol" in result["reason"]
+    assert result["status"] == "incorrect" and result["fitness"] == 0 and "beyond the error budget" in result["reason"]
     assert result["cases"][0]["max_abs_err"] > 0
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.suite_checks import SUITE, assert_interpreted_candidate_correct, run_interpreted
+from tests.suite_checks import SUITE, assert_each_run_ok, assert_interpreted_candidate_correct
 
 SEED = SUITE / "conv1d_fp16" / "seed_triton.py"
 REGSHIFT = SUITE / "conv1d_fp16" / "candidate_regshift.py"
@@ -42,7 +42,10 @@ print("ok")
 """
 
 
+# The runs share one process (suite_checks.run_interpreted_each): one Python, torch and Triton start, not one each.
+BLOCKS = {"defaults": [], "small": ["64", "16", "32"], "mid": ["128", "32", "64"]}
+
+
 @pytest.mark.parametrize("kernel", [SEED, REGSHIFT], ids=["seed", "regshift"])
-@pytest.mark.parametrize("blocks", [[], ["64", "16", "32"], ["128", "32", "64"]], ids=["defaults", "small", "mid"])
-def test_gpu_blocks_in_the_interpreter(kernel, blocks):
-    run_interpreted(_GPU_BLOCKS_CHECK, kernel, *blocks)
+def test_gpu_blocks_in_the_interpreter(kernel):
+    assert_each_run_ok(_GPU_BLOCKS_CHECK, {name: [kernel, *blocks] for name, blocks in BLOCKS.items()})

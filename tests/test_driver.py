@@ -40,6 +40,8 @@ def seed(tmp_path):
 
 
 def search(store, spec, limits, evaluator=None, llm=None, **kw):
+    """confirm_best off by default: these tests count evaluations; its own test turns it on."""
+    kw.setdefault("confirm_best", False)
     opened = session.open_run(store, spec, limits)
     evaluator = evaluator or RuleEvaluator()
     driver = session.build_driver(opened, [evaluator], llm=llm, warm_start=False, **kw)
@@ -180,7 +182,7 @@ def test_an_unusable_answer_is_a_rejected_node_never_evaluated_and_replay_rebuil
     replay_spec = RunSpec(PROBLEM, seed, llm=(f"replay:{first.run.id}",), rng_seed=1)
     opened = session.open_run(store, replay_spec, Limits(budget=6))
     replay = session.llm_operator(opened, session.LLMSettings())
-    driver = session.build_driver(opened, [RuleEvaluator()], llm=replay, warm_start=False)
+    driver = session.build_driver(opened, [RuleEvaluator()], llm=replay, warm_start=False, confirm_best=False)
     reason = driver.run_search()
     again = store.nodes(opened.run.id)
     assert reason in ("replay: every recorded response has been served", "budget of 6 nodes reached")
@@ -500,3 +502,23 @@ def test_ctrl_c_during_an_evaluation_stops_the_run_and_its_worker_within_seconds
     assert not _processes_with(marker), "a worker outlived the interrupted run"
     with sqlite3.connect(runs / "kernelevolve.db") as con:
         assert con.execute("select status from runs").fetchone()[0] == "interrupted"
+
+
+def test_a_new_best_is_evaluated_again_and_keeps_the_lower_measure(tmp_path, seed):
+    """A noisy measurement never crowns a node alone: a candidate about to become the best is evaluated again,
+    and the lower of its two fitnesses (with both in its review) is what the search ranks."""
+    lucky = iter([5.0, 1.2])  # the tile-32 kernel measures 5x once, then 1.2x
+
+    def noisy(source: str) -> float:
+        return next(lucky) if "TILE = 32\n" in source else tile_rule(source)
+
+    evaluator = RuleEvaluator(noisy)
+    llm = ScriptedOperator([kernel(32)])
+    spec = RunSpec(PROBLEM, seed, llm=("s:x",))
+    _, driver, _, _ = search(Store(tmp_path), spec, Limits(budget=2), evaluator, llm, confirm_best=True, draft_steps=1)
+    assert evaluator.evaluated.count(kernel(32)) == 2
+    node = next(n for n in driver.graph.nodes.values() if n.operator == "llm-draft")
+    assert node.fitness == 1.2
+    (row,) = [r for r in Store(tmp_path).nodes(driver.run.id) if r.id == node.id]
+    review = Store(tmp_path).evaluation(row.id).review
+    assert any("evaluated again before it became the best: 5x, then 1.2x" in note for note in review), review

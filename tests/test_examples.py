@@ -1,5 +1,12 @@
 """The shipped examples on the cpu target: Triton through the interpreter (correct, untimed), C++
-compiled and timed for real, the deliberately wrong candidates rejected as incorrect."""
+compiled and timed for real, the deliberately wrong candidates rejected as incorrect.
+
+The examples' own shapes (4096 x 4096 first) take 30-50 s per evaluation on a small CPU, so each candidate is
+evaluated against a copy of its problem whose SHAPE_CASES are small (appended at the end of the copied file). The
+small cases keep what the kernels and the wrong candidates branch on: a power-of-two width and two that are not
+(candidate_wrong for rmsnorm is exact at a power of two only), row counts that are not powers of two, and a case
+with more rows than one interpreter tile holds (256 rows of 4096 padded columns), so the Triton kernels run
+several programs with a partial last one. test_check_problem.py checks the problems at their shipped shapes."""
 
 from __future__ import annotations
 
@@ -11,11 +18,36 @@ from kernelevolve.result import Status
 from tests.conftest import CANDIDATES, EXAMPLES, FIXTURES
 
 NAMES = ["softmax", "rmsnorm"]
+SMALL_CASES = {
+    "softmax": [{"BATCH": 300, "DIM": 3000}, {"BATCH": 64, "DIM": 1024}, {"BATCH": 33, "DIM": 1000}],
+    "rmsnorm": [{"ROWS": 300, "HIDDEN": 3000}, {"ROWS": 64, "HIDDEN": 1024}, {"ROWS": 33, "HIDDEN": 1536}],
+}
+
+
+@pytest.fixture(scope="module")
+def small_examples(tmp_path_factory) -> dict:
+    """Each example's problem with SHAPE_CASES replaced by SMALL_CASES, loaded."""
+    root = tmp_path_factory.mktemp("examples_small")
+    problems = {}
+    for name, cases in SMALL_CASES.items():
+        path = root / name / "problem.py"
+        path.parent.mkdir()
+        source = (EXAMPLES / name / "problem.py").read_text()
+        path.write_text(f"{source}\n\n# Small cases for the CPU test.\nSHAPE_CASES = {cases!r}\n")
+        problems[name] = load_problem(path)
+    return problems
+
+
+def test_the_small_cases_replace_the_shipped_ones(small_examples):
+    from kernelevolve.problem.problem import exec_problem, shape_cases
+
+    for name, cases in SMALL_CASES.items():
+        assert shape_cases(exec_problem(small_examples[name].path)) == cases
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_triton_candidate_is_correct_in_the_interpreter(cpu_evaluator, name):
-    problem = load_problem(EXAMPLES / name / "problem.py")
+def test_triton_candidate_is_correct_in_the_interpreter(cpu_evaluator, small_examples, name):
+    problem = small_examples[name]
     result = cpu_evaluator.evaluate(problem, EXAMPLES / name / "candidate_triton.py")
     assert result.status is Status.OK, (result.reason, result.log_tail)
     assert result.interpreted and result.languages == ["triton"]
@@ -24,8 +56,8 @@ def test_triton_candidate_is_correct_in_the_interpreter(cpu_evaluator, name):
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_cpp_candidate_is_correct_and_timed(cpu_evaluator, name):
-    problem = load_problem(EXAMPLES / name / "problem.py")
+def test_cpp_candidate_is_correct_and_timed(cpu_evaluator, small_examples, name):
+    problem = small_examples[name]
     result = cpu_evaluator.evaluate(problem, EXAMPLES / name / "candidate_cpp.py")
     assert result.status is Status.OK, (result.reason, result.log_tail)
     assert result.languages == ["cpp"] and not result.interpreted
@@ -35,8 +67,8 @@ def test_cpp_candidate_is_correct_and_timed(cpu_evaluator, name):
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_wrong_candidate_is_incorrect(cpu_evaluator, name):
-    problem = load_problem(EXAMPLES / name / "problem.py")
+def test_wrong_candidate_is_incorrect(cpu_evaluator, small_examples, name):
+    problem = small_examples[name]
     result = cpu_evaluator.evaluate(problem, EXAMPLES / name / "candidate_wrong.py")
     assert result.status is Status.INCORRECT, result.reason
     assert result.fitness == 0 and result.reason

@@ -133,3 +133,37 @@ def test_exported_triton_kernel_runs_on_cuda(gpu_evaluator, tmp_path):
     result = gpu_evaluator.evaluate(problem, exported, compile_baseline=False, require_kernel=False)
     assert result.status is Status.OK, (result.reason, result.log_tail)
     assert result.profile and any("softmax" in k["name"] for k in result.profile["kernels"]), result.profile
+
+
+def test_tf32_is_the_run_s_choice(gpu_evaluator, tmp_path):
+    """tl.dot without a precision is IEEE float32 under the default policy and passes; TF32 asked for fails the
+    measured budget by default and passes with allow_tf32 (reference and baseline then run with TF32 too)."""
+    problem = load_problem(FIXTURES / "matmul_fp32.py")
+    plain_source = (CANDIDATES / "matmul_triton_default.py").read_text()
+    asks_tf32 = tmp_path / "matmul_triton_tf32.py"
+    asks_tf32.write_text(plain_source.replace("tl.dot(a, b)", 'tl.dot(a, b, input_precision="tf32")'))
+    plain = gpu_evaluator.evaluate(problem, CANDIDATES / "matmul_triton_default.py", trials=3)
+    assert plain.status is Status.OK, (plain.reason, plain.log_tail)
+    assert plain.cases[0].error_ratio is not None and plain.cases[0].error_ratio < 16
+    tf32 = gpu_evaluator.evaluate(problem, asks_tf32, trials=3)
+    assert tf32.status is Status.INCORRECT and "the reference's own rounding error" in tf32.reason, tf32.reason
+    assert tf32.kernelbench_correct is not None  # judged on the given inputs before the failure
+    allowed = gpu_evaluator.evaluate(problem, asks_tf32, trials=3, allow_tf32=True)
+    assert allowed.status is Status.OK, allowed.reason
+
+
+def test_the_memory_plan_keeps_trials_on_the_host(monkeypatch):
+    """With a tiny share of device memory the trials and unseen sets wait on the host and are brought in when
+    used: the verdicts are the same."""
+    from kernelevolve.eval.worker.memory import SHARE_VARIABLE
+
+    monkeypatch.setenv(SHARE_VARIABLE, "0.0001")  # the worker inherits it
+    problem = load_problem(EXAMPLES / "softmax" / "problem.py")
+    with Evaluator("cuda", timeout_s=300) as ev:
+        good = ev.evaluate(problem, EXAMPLES / "softmax" / "candidate_triton.py", compile_baseline=False)
+        wrong = ev.evaluate(problem, EXAMPLES / "softmax" / "candidate_wrong.py", compile_baseline=False)
+    assert good.status is Status.OK, (good.reason, good.log_tail)
+    assert "trials on the host" in good.memory and "unseen sets on the host" in good.memory, good.memory
+    assert "1 timing set" in good.memory and "unseen_inputs" in good.checks
+    assert good.harness_peak_bytes and good.harness_peak_bytes > 0
+    assert wrong.status is Status.INCORRECT

@@ -10,10 +10,8 @@ every launch, and the second call must give the first one's bits).
 
 from __future__ import annotations
 
-import pytest
-
 from kernelevolve.problem.problem import exec_problem, tolerance
-from tests.suite_checks import SUITE, assert_interpreted_candidate_correct, run_interpreted
+from tests.suite_checks import SUITE, assert_each_run_ok, assert_interpreted_candidate_correct
 
 PROBLEM = SUITE / "interformer_pffn" / "problem.py"
 CANDIDATE = SUITE / "interformer_pffn" / "candidate_splitk.py"
@@ -56,11 +54,16 @@ print("ok")
 # cut to each. (32, 32, 8): 8 / 3 / 6, SPLIT_K divides 8 and is cut to 3 and 6. (16, 64, 3): 4 / 2 / 3, 3 does not
 # divide 4 (blocks 0 and 3, 1, 2), cut to 2 at K = 96 (its second block half masked); 19 row blocks at 300 rows.
 # (32, 16, 5): 16 / 6 / 12, 5 divides none.
-@pytest.mark.parametrize(
-    "blocks",
-    [[], ["32", "32", "8"], ["16", "64", "3"], ["32", "16", "5"]],
-    ids=["defaults", "m32_k32_split8", "m16_k64_split3", "k16_split5"],
-)
-def test_split_k_gpu_blocks_in_the_interpreter(blocks):
+BLOCKS = {
+    "defaults": [],
+    "m32_k32_split8": ["32", "32", "8"],
+    "m16_k64_split3": ["16", "64", "3"],
+    "k16_split5": ["32", "16", "5"],
+}
+# The runs share one process (suite_checks.run_interpreted_each): one Python, torch and Triton start, not one each.
+
+
+def test_split_k_gpu_blocks_in_the_interpreter():
     atol, rtol = tolerance(exec_problem(PROBLEM), "float16")
-    run_interpreted(_GPU_BLOCKS_CHECK, PROBLEM, CANDIDATE, atol, rtol, *blocks)
+    runs = {name: [PROBLEM, CANDIDATE, atol, rtol, *blocks] for name, blocks in BLOCKS.items()}
+    assert_each_run_ok(_GPU_BLOCKS_CHECK, runs)

@@ -8,9 +8,7 @@ every entry, negative and above max_raw_id; evicted slots; id counts that BLOCK 
 
 from __future__ import annotations
 
-import pytest
-
-from tests.suite_checks import SUITE, run_interpreted
+from tests.suite_checks import SUITE, assert_each_run_ok
 
 SEED = SUITE / "mapid" / "seed_triton.py"
 
@@ -76,8 +74,10 @@ print("ok", checked)
 """
 
 
-@pytest.mark.parametrize(
-    "blocks", [[], ["32", "16"], ["64", "32"], ["128", "8"]], ids=["defaults", "fanout16", "fanout32", "fanout8"]
-)
-def test_seed_edge_cases_in_the_interpreter(blocks):
-    run_interpreted(_EDGE_CASES_CHECK, SEED, SUITE / "mapid" / "problem.py", *blocks)
+BLOCKS = {"defaults": [], "fanout16": ["32", "16"], "fanout32": ["64", "32"], "fanout8": ["128", "8"]}
+RUNS = {name: [SEED, SUITE / "mapid" / "problem.py", *blocks] for name, blocks in BLOCKS.items()}
+# The runs share one process (suite_checks.run_interpreted_each): one Python, torch and Triton start, not one each.
+
+
+def test_seed_edge_cases_in_the_interpreter():
+    assert_each_run_ok(_EDGE_CASES_CHECK, RUNS)

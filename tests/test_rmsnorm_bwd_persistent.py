@@ -10,10 +10,8 @@ not, fewer than one reduction block and several; two calls giving the same bits.
 
 from __future__ import annotations
 
-import pytest
-
 from kernelevolve.problem.problem import exec_problem, tolerance
-from tests.suite_checks import SUITE, assert_interpreted_candidate_correct, run_interpreted
+from tests.suite_checks import SUITE, assert_each_run_ok, assert_interpreted_candidate_correct
 
 PROBLEM = SUITE / "rmsnorm2d_bwd" / "problem.py"
 CANDIDATE = SUITE / "rmsnorm2d_bwd" / "candidate_persistent.py"
@@ -49,11 +47,15 @@ print("ok")
 # 300 rows give 19-38 blocks over 3 programs. (512, 7, 2, 16): 2-4 rows per block (one at 1000 and 4096 columns),
 # 7 programs striding, partials summed two at a time over column blocks of 16. (8192, 64, 16, 128): blocks of up
 # to 64 rows, more programs than blocks everywhere.
-@pytest.mark.parametrize(
-    "blocks",
-    [[], ["512", "7", "2", "16"], ["8192", "64", "16", "128"]],
-    ids=["defaults", "tile512_programs7", "tile8192_programs64"],
-)
-def test_gpu_blocks_in_the_interpreter(blocks):
+BLOCKS = {
+    "defaults": [],
+    "tile512_programs7": ["512", "7", "2", "16"],
+    "tile8192_programs64": ["8192", "64", "16", "128"],
+}
+# The runs share one process (suite_checks.run_interpreted_each): one Python, torch and Triton start, not one each.
+
+
+def test_gpu_blocks_in_the_interpreter():
     atol, rtol = tolerance(exec_problem(PROBLEM), "float32")
-    run_interpreted(_GPU_BLOCKS_CHECK, PROBLEM, CANDIDATE, atol, rtol, *blocks)
+    runs = {name: [PROBLEM, CANDIDATE, atol, rtol, *blocks] for name, blocks in BLOCKS.items()}
+    assert_each_run_ok(_GPU_BLOCKS_CHECK, runs)

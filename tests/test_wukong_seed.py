@@ -9,9 +9,7 @@ multiple of them, and the tall kernel (N > 128) with a partial last row block.
 
 from __future__ import annotations
 
-import pytest
-
-from tests.suite_checks import SUITE, run_interpreted
+from tests.suite_checks import SUITE, assert_each_run_ok
 
 SEED = SUITE / "wukong_fm" / "seed_triton.py"
 
@@ -38,6 +36,9 @@ print("ok")
 """
 
 
-@pytest.mark.parametrize("blocks", [[], ["64", "32", "32", "64"]], ids=["defaults", "small_blocks"])
-def test_seed_gpu_blocks_in_the_interpreter(blocks):
-    run_interpreted(_GPU_BLOCKS_CHECK, SEED, *blocks)
+RUNS = {"defaults": [SEED], "small_blocks": [SEED, "64", "32", "32", "64"]}
+# The runs share one process (suite_checks.run_interpreted_each): one Python, torch and Triton start, not one each.
+
+
+def test_seed_gpu_blocks_in_the_interpreter():
+    assert_each_run_ok(_GPU_BLOCKS_CHECK, RUNS)

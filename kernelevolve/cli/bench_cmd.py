@@ -12,7 +12,17 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-from kernelevolve.cli.common import RUNS_DIR, Baseline, Target, app, err, usage_error
+from kernelevolve.cli.common import (
+    ALLOW_TF32,
+    CORRECTNESS,
+    RUNS_DIR,
+    Baseline,
+    Correctness,
+    Target,
+    app,
+    err,
+    usage_error,
+)
 from kernelevolve.eval.evaluator import Evaluator
 from kernelevolve.eval.evaluator import evaluators as make_evaluators
 from kernelevolve.eval.job import EvalOptions
@@ -65,6 +75,8 @@ def bench_command(
     no_compile_baseline: bool = typer.Option(
         False, "--no-compile-baseline", help="never time torch.compile (by default: seeds and each search's best)"
     ),
+    correctness: Correctness = CORRECTNESS,
+    allow_tf32: bool = ALLOW_TF32,
 ) -> None:
     """Evaluate (or optimize) every problem of a suite; a failing problem is reported, not fatal."""
     tgt = (target.value if target else None) or default_target()
@@ -130,6 +142,8 @@ def bench_command(
                         baseline=baseline.value,
                         compile_baseline=not no_compile_baseline,
                         exports=out / "exports",
+                        correctness=correctness.value,
+                        allow_tf32=allow_tf32,
                     )
                 )
             except (ProblemError, SessionError, OSError) as e:
@@ -203,13 +217,21 @@ def _one(
     compile_baseline: bool,
     exports: Path,
     time_s: float | None = None,
+    correctness: str = "measured",
+    allow_tf32: bool = False,
 ) -> BenchRow:
     """A search's row is its exported module's evaluation, with the torch.compile baseline the search ran without.
     The search is a run like optimize's (search/session.py): the same bench command again resumes it."""
     evaluator = evaluators[0]  # single evaluations; the search spreads over all of them, one per device
     problem = load_problem(item.problem)
     target_of = target_speedup(problem)  # read first: a malformed TARGET_SPEEDUP fails before the search
-    options = EvalOptions(trials=trials, baseline=baseline, compile_baseline=None if compile_baseline else False)
+    options = EvalOptions(
+        trials=trials,
+        baseline=baseline,
+        compile_baseline=None if compile_baseline else False,
+        correctness=correctness,
+        allow_tf32=allow_tf32,
+    )
     if no_search:
         if item.seed is None:
             return BenchRow(item.name, "not_evaluated", False, reason="no seed kernel")
@@ -226,6 +248,8 @@ def _one(
         compile_baseline,
         llm=tuple(llm),
         tag="bench",
+        correctness=correctness,
+        allow_tf32=allow_tf32,
     )
     limits = Limits(budget=budget, time_s=time_s)
     opened = session.open_run(store, spec, limits)

@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.text import Text
 from typer.core import TyperGroup
 
-from kernelevolve.eval.job import BASELINES, PROFILE_HELP, PROFILES
+from kernelevolve.eval.job import BASELINES, CORRECTNESS, CORRECTNESS_HELP, PROFILE_HELP, PROFILES, TF32_HELP
 from kernelevolve.platforms import PLATFORMS
 from kernelevolve.store.store import StoreError
 
@@ -52,10 +52,13 @@ app = typer.Typer(
 
 EXIT_CORRECT, EXIT_NOT_CORRECT, EXIT_USAGE = 0, 1, 2
 __all__ = [
+    "ALLOW_TF32",
+    "CORRECTNESS",
     "DB",
     "PROFILE_HELP",
     "RUNS_DIR",
     "Baseline",
+    "Correctness",
     "Profile",
     "Target",
     "app",
@@ -69,6 +72,9 @@ __all__ = [
 Target = Enum("Target", {name: name for name in PLATFORMS}, type=str)
 Baseline = Enum("Baseline", {word: word for word in BASELINES}, type=str)
 Profile = Enum("Profile", {word: word for word in PROFILES}, type=str)
+Correctness = Enum("Correctness", {word: word for word in CORRECTNESS}, type=str)
+CORRECTNESS = typer.Option(Correctness.measured, "--correctness", help=CORRECTNESS_HELP)
+ALLOW_TF32 = typer.Option(False, "--allow-tf32", help=TF32_HELP)
 
 
 # readable=False: the store, not the option parser, says what is wrong with the folder (kernelevolve/store/store.py).

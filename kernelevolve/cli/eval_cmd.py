@@ -12,10 +12,13 @@ from rich.console import Console
 from rich.table import Table
 
 from kernelevolve.cli.common import (
+    ALLOW_TF32,
+    CORRECTNESS,
     EXIT_CORRECT,
     EXIT_NOT_CORRECT,
     PROFILE_HELP,
     Baseline,
+    Correctness,
     Profile,
     Target,
     app,
@@ -58,6 +61,8 @@ def eval_command(
         "--copy-floor",
         help="also time a device copy of each case's minimum bytes (what a memory-bound kernel can approach)",
     ),
+    correctness: Correctness = CORRECTNESS,
+    allow_tf32: bool = ALLOW_TF32,
 ) -> None:
     """Evaluate one candidate: correctness on fresh inputs for every shape case, then timing against PyTorch.
 
@@ -90,6 +95,8 @@ def eval_command(
                     require_kernel=policy,
                     profile=profile.value,
                     copy_floor=copy_floor,
+                    correctness=correctness.value,
+                    allow_tf32=allow_tf32,
                 )
         except ProblemError as e:
             raise usage_error(str(e)) from None

@@ -17,10 +17,13 @@ from rich.table import Table
 from rich.text import Text
 
 from kernelevolve.cli.common import (
+    ALLOW_TF32,
+    CORRECTNESS,
     DB,
     PROFILE_HELP,
     RUNS_DIR,
     Baseline,
+    Correctness,
     Profile,
     Target,
     app,
@@ -178,6 +181,8 @@ def optimize_command(
         True, "--warm-start/--no-warm-start", help="start from the best kernels of similar earlier problems"
     ),
     profile: Profile = typer.Option(Profile.auto, help=PROFILE_HELP),
+    correctness: Correctness = CORRECTNESS,
+    allow_tf32: bool = ALLOW_TF32,
 ) -> None:
     """Search for a faster kernel from --seed (tune operator) and/or with an LLM; resumable at any point."""
     store = _open_store(runs_dir, db)
@@ -201,6 +206,8 @@ def optimize_command(
                 not no_compile_baseline,
                 rng_seed,
                 tuple(llm),
+                correctness=correctness.value,
+                allow_tf32=allow_tf32,
             )
         if dry_run:
             name, prompt = session.first_prompt(store, spec, settings)

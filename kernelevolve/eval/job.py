@@ -15,6 +15,15 @@ BASELINES = ("eager", "compile")
 PROFILES = ("off", "auto", "ncu")
 Baseline = Literal["eager", "compile"]
 Profile = Literal["off", "auto", "ncu"]
+CORRECTNESS = ("measured", "kernelbench")
+# The measured rule: an output's error against float64 may reach this multiple of the reference's own rounding error.
+BUDGET_MULTIPLE = 16.0
+Correctness = Literal["measured", "kernelbench"]
+CORRECTNESS_HELP = (
+    f"measured: within {BUDGET_MULTIPLE:g}x the reference's own rounding error against a float64 run, on several input "
+    "distributions; kernelbench: atol = rtol = 1e-2 on get_inputs(), as KernelBench's evaluator"
+)
+TF32_HELP = "allow TF32 in float32 problems: the reference and baseline run with TF32 on, and the budget follows"
 PROFILE_HELP = "cuda: off, auto (Triton metadata, torch profiler) or ncu (also Nsight Compute, needs ncu on PATH)"
 
 
@@ -32,8 +41,12 @@ class EvalOptions:
     timing_sets: int = 3  # distinct input sets the timer rotates over
     max_iters: int = 100
     budget_s: float = 1.0  # timing budget per function per case
+    correctness: Correctness = "measured"  # the rule outputs are judged by (CORRECTNESS_HELP)
+    allow_tf32: bool = False  # float32 problems: TF32 matmuls allowed, in the reference and baseline too
 
     def __post_init__(self) -> None:
+        if self.correctness not in CORRECTNESS:
+            raise ValueError(f"correctness must be one of {', '.join(CORRECTNESS)}, not {self.correctness!r}")
         if self.baseline not in BASELINES:
             raise ValueError(f"baseline must be one of {', '.join(BASELINES)}, not {self.baseline!r}")
         if self.profile not in PROFILES:
@@ -61,3 +74,5 @@ class EvalJob(BaseModel):
     require_kernel: bool | None = None
     profile: str = "auto"
     copy_floor: bool = False
+    correctness: str = "measured"
+    allow_tf32: bool = False

@@ -13,6 +13,7 @@ from typing import Any
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
+from kernelevolve.eval.job import BUDGET_MULTIPLE
 from kernelevolve.llm.base import LLMError, LLMResponse, Message
 from kernelevolve.llm.pricing import PriceTable
 from kernelevolve.llm.registry import Ensemble
@@ -106,6 +107,7 @@ class UniversalOperator:
             "draft_index": draft_index,
             "directives": directives or [],
             "knowledge": knowledge or [],
+            "budget_multiple": f"{BUDGET_MULTIPLE:g}",
         }
         return [
             Message("system", TEMPLATES.get_template("system.j2").render(**context).strip()),

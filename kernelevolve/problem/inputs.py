@@ -74,6 +74,13 @@ def _draw(shape: torch.Size, distribution: str, gen: torch.Generator) -> torch.T
     return x
 
 
+def out_of_memory(e: BaseException) -> bool:
+    """A device or host allocation that failed (the host's allocator raises a plain RuntimeError)."""
+    return isinstance(e, (torch.OutOfMemoryError, MemoryError)) or (
+        isinstance(e, RuntimeError) and "can't allocate memory" in str(e)
+    )
+
+
 def call_get_inputs(module: types.ModuleType, seed: int, device: torch.device) -> list[Any]:
     """get_inputs() from `seed`. On a GPU its tensors are made there (factory calls run under the device as the
     default), and where that fails, on the host as written. Drawn on the host, every input set of every shape
@@ -84,12 +91,17 @@ def call_get_inputs(module: types.ModuleType, seed: int, device: torch.device) -
         try:
             with torch.device(device):
                 return list(module.get_inputs())
+        except torch.OutOfMemoryError:
+            raise  # the sizes do not fit: the harness's limit (eval/worker/harness.py), not the problem's fault
         except Exception:  # noqa: BLE001 - host-only code in get_inputs: run it as written
             pass
     torch.manual_seed(seed)
     try:
         return list(module.get_inputs())
     except Exception as e:  # noqa: BLE001
+        if out_of_memory(e):
+            raise
+
         raise ProblemError(f"{module.__file__}: get_inputs() raised {type(e).__name__}: {e}") from e
 
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from kernelevolve.agents import lessons
 from kernelevolve.agents.context import MemoryAgent, knowledge_base
-from kernelevolve.eval.job import BASELINES, EvalOptions, Profile
+from kernelevolve.eval.job import BASELINES, CORRECTNESS, EvalOptions, Profile
 from kernelevolve.operators.tune import TuneOperator
 from kernelevolve.platforms import PLATFORMS, device_present, get_platform
 from kernelevolve.problem.problem import Problem, ProblemError, load_problem, source_hash
@@ -54,6 +54,8 @@ class RunSpec:
     rng_seed: int = 0
     llm: tuple[str, ...] = ()  # PROVIDER:MODEL[=WEIGHT] specs, or replay:RUN
     tag: str = ""  # a runner's own runs kept apart from optimize's ("bench")
+    correctness: str = "measured"  # the rule outputs are judged by (eval/job.py CORRECTNESS)
+    allow_tf32: bool = False
 
     def check(self, *, device: bool = True) -> None:
         """device=False: a GPU target is not refused on a machine without one (a dry run calls nothing)."""
@@ -68,6 +70,8 @@ class RunSpec:
             raise SessionError(f"unknown strategy {self.strategy!r}: choose one of {', '.join(STRATEGIES)}")
         if self.baseline not in BASELINES:
             raise SessionError(f"unknown baseline {self.baseline!r}: choose one of {', '.join(BASELINES)}")
+        if self.correctness not in CORRECTNESS:
+            raise SessionError(f"unknown correctness rule {self.correctness!r}: choose one of {', '.join(CORRECTNESS)}")
         if self.seed is None and not self.llm:
             raise SessionError("without an LLM (--llm) the search needs a starting kernel: --seed KERNEL")
         if self.seed is not None and not self.seed.is_file():
@@ -94,6 +98,9 @@ class RunSpec:
             "llm": sorted(self.llm),
             "signature": lessons.signature(problem.source),
             **({"tag": self.tag} if self.tag else {}),
+            # Stored only where they differ from the defaults, so runs opened before they existed are found again.
+            **({"correctness": self.correctness} if self.correctness != "measured" else {}),
+            **({"allow_tf32": True} if self.allow_tf32 else {}),
         }
 
     def identity(self, problem: Problem) -> str:
@@ -115,6 +122,8 @@ class RunSpec:
             rng_seed=c.get("rng_seed", 0),
             llm=tuple(c.get("llm", [])),
             tag=c.get("tag", ""),
+            correctness=c.get("correctness", "measured"),
+            allow_tf32=c.get("allow_tf32", False),
         )
 
 
@@ -280,6 +289,8 @@ def search_options(spec: RunSpec, profile: Profile = "auto") -> EvalOptions:
         baseline=spec.baseline,
         compile_baseline=compile_in_search(spec.baseline, spec.compile_baseline),
         profile=profile,
+        correctness=spec.correctness,
+        allow_tf32=spec.allow_tf32,
     )
 
 
@@ -292,6 +303,7 @@ def build_driver(
     profile: Profile = "auto",
     warm_start: bool = True,
     on_update: Callable[[Progress], None] | None = None,
+    confirm_best: bool = True,
 ) -> Driver:
     """The driver over the session's run: strategy from its stored state, RNG seeded by the nodes stored (a resume
     does not replay the first session's choices), the seed and starting kernels as roots, and, for a new run, the
@@ -328,6 +340,7 @@ def build_driver(
         max_cost=limits.max_cost,
         draft_steps=draft_steps,
         options=search_options(spec, profile),
+        confirm_best=confirm_best,
     )
     return Driver(
         store,
@@ -379,7 +392,10 @@ def final_with_compile(session: Session, evaluator: Evaluate) -> EvalResult | No
     if best is None:
         return None
     kernel = store.path(store.node(best.id).kernel_path)
-    final = evaluator.evaluate(session.problem, kernel, EvalOptions(trials=spec.trials, baseline=spec.baseline))
+    options = EvalOptions(
+        trials=spec.trials, baseline=spec.baseline, correctness=spec.correctness, allow_tf32=spec.allow_tf32
+    )
+    final = evaluator.evaluate(session.problem, kernel, options)
     store.path(session.run.id).mkdir(parents=True, exist_ok=True)
     store.path(f"{session.run.id}/best_with_compile.json").write_text(
         final.model_dump_json(indent=1, exclude={"log_tail"})

@@ -58,6 +58,8 @@ class BenchRow:
     target: dict[str, Any] | None = None  # the problem's TARGET_SPEEDUP and how the row measured against it
     review: list[str] = field(default_factory=list)  # the harness's review notes on the evaluation the row shows
     stages: dict[str, float] = field(default_factory=dict)  # wall seconds per stage of that evaluation
+    # KernelBench's own verdict (atol = rtol = 1e-2 on get_inputs()) beside ours; None: the comparison was not reached
+    kernelbench_correct: bool | None = None
 
 
 def _seed_for(folder: Path, target: str) -> Path | None:
@@ -145,6 +147,8 @@ def row_from(name: str, result: EvalResult, seed: str = "", run: str = "", kerne
                 "t_bytes_ms": c.t_bytes_ms,
                 "t_candidate_graph_ms": c.t_candidate_graph_ms,
                 "t_eager_graph_ms": c.t_eager_graph_ms,
+                "error_ratio": c.error_ratio,
+                "correctness": c.correctness,
             }
         )
     roof = None
@@ -166,6 +170,7 @@ def row_from(name: str, result: EvalResult, seed: str = "", run: str = "", kerne
         kernel,
         review=list(result.review),
         stages={k: round(v, 3) for k, v in result.stages.items()},
+        kernelbench_correct=result.kernelbench_correct,
     )
 
 
@@ -367,15 +372,26 @@ def markdown(rows: list[BenchRow], header: str) -> str:
     lines = [
         header,
         "",
-        "| problem | status | speedup vs eager | vs torch.compile | worst case | roofline | seed / run |",
-        "| --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    verdicts = any(r.kernelbench_correct is not None for r in rows)  # rows from before the field: no column
+    kb_head = " KernelBench's verdict |" if verdicts else ""
+    lines += [
+        f"| problem | status |{kb_head} speedup vs eager | vs torch.compile | worst case | roofline | seed / run |",
+        "| --- " * (8 if verdicts else 7) + "|",
     ]
     for r in rows:
         roof = f"{100 * r.roofline:.0f}%" if r.roofline else "-"
+        kb = f" {({True: 'correct', False: 'incorrect', None: '-'})[r.kernelbench_correct]} |" if verdicts else ""
         lines.append(
-            f"| {r.name} | {r.status} | {_x(r.speedup_eager)} | {_x(r.speedup_compile)} | {_x(r.worst_case)} | {roof} "
-            f"| {r.seed or '-'}{' / ' + r.run if r.run else ''} |"
+            f"| {r.name} | {r.status} |{kb} {_x(r.speedup_eager)} | {_x(r.speedup_compile)} | {_x(r.worst_case)} "
+            f"| {roof} | {r.seed or '-'}{' / ' + r.run if r.run else ''} |"
         )
+    if verdicts:
+        lines += [
+            "",
+            "status is this harness's verdict (by default measured against a float64 run, on several input "
+            "distributions); KernelBench's verdict is atol = rtol = 1e-2 on get_inputs() alone.",
+        ]
     targeted = [r for r in rows if r.target]
     if targeted:
         lines += [

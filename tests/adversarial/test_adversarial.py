@@ -35,7 +35,7 @@ EXPLOITS = [
     ("instance_attributes.py", RELU, None, REJECTED, "structure check: the output carries instance attributes"),
     ("meta_output.py", RELU, None, REJECTED, "structure check: the output is a meta tensor"),
     ("mutates_input.py", RELU, None, INCORRECT, "inputs check: input 0 was modified"),
-    ("zeros_tiny.py", TINY, None, INCORRECT, "(tiny-output check)"),
+    ("zeros_tiny.py", TINY, None, INCORRECT, "elements beyond the error budget"),
     ("cache_by_pointer.py", RELU, None, INCORRECT, "timing-outputs check"),
     ("stale_result.py", RELU, None, INCORRECT, "correctness check: normal inputs"),
     ("nondeterministic.py", RELU, None, INCORRECT, "determinism check"),

@@ -17,11 +17,20 @@ import torch
 from torch.utils._pytree import tree_flatten
 
 from kernelevolve.eval.job import EvalJob
-from kernelevolve.eval.worker.correctness import Comparison, compare
+from kernelevolve.eval.worker import memory
+from kernelevolve.eval.worker.correctness import KERNELBENCH, Comparison, Criterion
+from kernelevolve.eval.worker.memory import MemoryPlan, make_plan, nbytes
+from kernelevolve.eval.worker.oracle import BUDGET_MULTIPLE, Float64Reference, LeafBudget, Oracle, unit_roundoff
 from kernelevolve.eval.worker.outputs import aliased, spans
 from kernelevolve.eval.worker.poison import output_sizes
 from kernelevolve.eval.worker.speed import tensor_bytes
-from kernelevolve.problem.inputs import allowed_distributions, build_init_inputs, build_inputs, build_model
+from kernelevolve.problem.inputs import (
+    allowed_distributions,
+    build_init_inputs,
+    build_inputs,
+    build_model,
+    out_of_memory,
+)
 from kernelevolve.problem.problem import (
     ProblemError,
     bind_case,
@@ -32,6 +41,7 @@ from kernelevolve.problem.problem import (
 )
 
 Report = Callable[[str], None]
+HOST = torch.device("cpu")
 
 
 class LoadClock:
@@ -58,6 +68,8 @@ class Trial:
     distribution: str
     inputs: list[Any]
     reference: Any
+    oracle: Oracle | None = None  # the float64 result and the measured budget (the "measured" rule)
+    on_host: bool = False  # kept on the host by the memory plan; memory.resident brings it in
 
 
 # Input sets per case held back for the unseen-inputs check (harness.check_unseen_inputs): rounds of two, a
@@ -71,8 +83,7 @@ class PreparedCase:
     shape: dict[str, Any]
     init: list[Any]
     param_seed: int
-    atol: float
-    rtol: float
+    criterion: Criterion
     ref_model: torch.nn.Module
     trials: list[Trial]
     timing_sets: list[list[Any]]
@@ -89,6 +100,27 @@ class PreparedCase:
     compile_ok: bool | None = None
     compile_reason: str = ""
     notes: list[str] = field(default_factory=list)
+    # The measured budget of the given-distribution trials: timing and unseen sets are judged with it against their
+    # working-precision references (Criterion.check with budgets).
+    set_budgets: list[LeafBudget | None] | None = None
+    memory: MemoryPlan = field(default_factory=MemoryPlan)
+
+    def judge(self, out: Any, trial: Trial) -> Comparison:
+        return self.criterion.check(out, trial.reference, oracle=trial.oracle)
+
+    def judge_set(self, out: Any, ref: Any) -> Comparison:
+        return self.criterion.check(out, ref, budgets=self.set_budgets)
+
+
+def criterion_for(job: EvalJob, module: Any, dtype: torch.dtype) -> Criterion:
+    """The problem's TOLERANCE wins; else the job's rule, whose fallback (a trial without an oracle) is the
+    per-dtype default tolerance."""
+    if job.correctness == "kernelbench":
+        return KERNELBENCH
+    atol, rtol = tolerance(module, str(dtype).removeprefix("torch."))
+    if getattr(module, "TOLERANCE", None) is not None:
+        return Criterion("tolerance", atol, rtol)
+    return Criterion("measured", atol, rtol, BUDGET_MULTIPLE)
 
 
 def sync(device: torch.device) -> None:
@@ -141,7 +173,9 @@ def prepare(
     cases = shape_cases(module)
     defaults = case_defaults(module, cases)
     distributions = allowed_distributions(module)
-    atol, rtol = tolerance(module, str(dtype).removeprefix("torch."))
+    criterion = criterion_for(job, module, dtype)
+    if criterion.rule == "kernelbench":
+        distributions = ("given",)  # KernelBench judges get_inputs() alone
     prepared: list[PreparedCase] = []
     for ci, case in enumerate(cases):
         report(f"reference case {ci}")
@@ -151,33 +185,41 @@ def prepare(
         try:
             ref_model = build_model(module.Model, init, param_seed, dtype, device)
         except Exception as e:  # noqa: BLE001
+            if out_of_memory(e):
+                raise
             raise ProblemError(f"{job.problem_path}: constructing Model failed: {describe(e)}") from e
-        trials, notes = _trials(job, module, ref_model, distributions, dtype, device, rng, clock)
+        reference64 = Float64Reference(ref_model, dtype, unit_roundoff(dtype, job.allow_tf32))
+        settle = _Settle(job, criterion, reference64, device, rng, clock, timed)
+        trials, notes = _trials(job, module, ref_model, distributions, dtype, device, rng, clock, settle)
+        notes += sorted(settle.notes)
+        first = settle.first
         if not trials:
             raise ProblemError(f"{job.problem_path}: case {ci} {case}: no input distribution gives a usable reference")
+        plan: MemoryPlan = first["plan"]
         with clock.part("inputs"):
             timing_sets = [
-                build_inputs(module, rng.getrandbits(62), "given", dtype, device)
-                for _ in range(job.timing_sets if timed else 0)
+                build_inputs(module, rng.getrandbits(62), "given", dtype, device) for _ in range(plan.timing_sets)
             ]
         pc = PreparedCase(
-            case, _shape_of(module, case), init, param_seed, atol, rtol, ref_model, trials, timing_sets, notes=notes
+            case, _shape_of(module, case), init, param_seed, criterion, ref_model, trials, timing_sets, notes=notes
         )
-        first = trials[0]
-        pc.out_sizes = output_sizes(first.reference)
-        pc.ref_aliases_input = _aliases(first.reference, first.inputs)
+        pc.memory = plan
+        pc.set_budgets = _set_budgets(trials)
+        pc.out_sizes, pc.ref_aliases_input, pc.min_bytes = first["out_sizes"], first["aliases"], first["min_bytes"]
         maxima = [m for m in (_max_abs(t.reference) for t in trials) if m is not None]
         pc.ref_max_abs = max(maxima) if maxima else None
-        pc.min_bytes = tensor_bytes(first.inputs, first.reference)
         pc.flops = problem_flops(module)
         if timed:
-            with clock.part("inputs"):
-                pc.unseen_sets = [
-                    build_inputs(module, rng.getrandbits(62), "given", dtype, device) for _ in range(UNSEEN_SETS)
-                ]
             with clock.part("reference"), torch.no_grad():
                 pc.timing_refs = [ref_model(*inputs) for inputs in timing_sets]
-                pc.unseen_refs = [ref_model(*inputs) for inputs in pc.unseen_sets]
+            with clock.part("inputs"), torch.no_grad():
+                for _ in range(UNSEEN_SETS):
+                    inputs = build_inputs(module, rng.getrandbits(62), "given", dtype, device)
+                    ref = ref_model(*inputs)
+                    if plan.unseen_on_host:
+                        inputs, ref = memory.to(inputs, HOST), memory.to(ref, HOST)
+                    pc.unseen_sets.append(inputs)
+                    pc.unseen_refs.append(ref)
         if job.compile_baseline:  # the evaluator resolved the platform's default (off on cpu unless asked)
             report(f"compile baseline case {ci}")
             with clock.part("compile_baseline"):
@@ -196,6 +238,7 @@ def _trials(
     device: torch.device,
     rng: random.Random,
     clock: LoadClock,
+    settle: Callable[[Trial], None],
 ) -> tuple[list[Trial], list[str]]:
     trials: list[Trial] = []
     notes: list[str] = []
@@ -212,6 +255,8 @@ def _trials(
             with clock.part("reference"), torch.no_grad():
                 ref = ref_model(*inputs)
         except Exception as e:  # noqa: BLE001
+            if out_of_memory(e):
+                raise
             if dist == "given":
                 raise ProblemError(f"{job.problem_path}: the reference Model raised {describe(e)}") from e
             skipped.add(dist)
@@ -224,7 +269,71 @@ def _trials(
             notes.append(f"{dist} inputs skipped: outside the problem's domain (reference not finite)")
             continue
         trials.append(Trial(dist, inputs, ref))
+        settle(trials[-1])
     return trials, notes
+
+
+class _Settle:
+    """What happens to a trial just made: its float64 oracle, what the first one says of the case, then the
+    memory plan (made from the first trial's sizes) decides whether it waits on the host."""
+
+    def __init__(
+        self,
+        job: EvalJob,
+        criterion: Criterion,
+        reference64: Float64Reference,
+        device: torch.device,
+        rng: random.Random,
+        clock: LoadClock,
+        timed: bool,
+    ) -> None:
+        self.job, self.criterion, self.reference64 = job, criterion, reference64
+        self.device, self.rng, self.clock, self.timed = device, rng, clock, timed
+        self.first: dict[str, Any] = {}
+        self.notes: set[str] = set()
+
+    def __call__(self, trial: Trial) -> None:
+        if self.criterion.rule == "measured":
+            with self.clock.part("oracle"):
+                oracle = self.reference64.measure(trial.inputs, trial.reference, self.rng.getrandbits(62))
+            if isinstance(oracle, str):
+                self.notes.add(
+                    f"{trial.distribution} inputs judged by the fixed tolerance: no float64 oracle, {oracle}"
+                )
+            else:
+                trial.oracle = oracle
+        if not self.first:
+            job = self.job
+            self.first.update(
+                out_sizes=output_sizes(trial.reference),
+                aliases=_aliases(trial.reference, trial.inputs),
+                min_bytes=tensor_bytes(trial.inputs, trial.reference),
+                plan=make_plan(
+                    self.device,
+                    nbytes(trial.inputs) + nbytes(trial.reference),
+                    nbytes(trial.oracle.exact) if trial.oracle is not None else 0,
+                    job.trials,
+                    job.timing_sets if self.timed else 0,
+                    UNSEEN_SETS if self.timed else 0,
+                ),
+            )
+        if self.first["plan"].trials_on_host:
+            trial.inputs, trial.reference = memory.to(trial.inputs, HOST), memory.to(trial.reference, HOST)
+            if trial.oracle is not None:
+                trial.oracle = Oracle(memory.to(trial.oracle.exact, HOST), trial.oracle.budgets)
+            trial.on_host = True
+
+
+def _set_budgets(trials: list[Trial]) -> list[LeafBudget | None] | None:
+    """The larger budget, leaf by leaf, over the given-distribution trials with an oracle (else over all)."""
+    with_oracle = [t for t in trials if t.oracle is not None]
+    chosen = [t for t in with_oracle if t.distribution == "given"] or with_oracle
+    if not chosen:
+        return None
+    merged = list(chosen[0].oracle.budgets)
+    for t in chosen[1:]:
+        merged = [a.merge(b) if a is not None and b is not None else a for a, b in zip(merged, t.oracle.budgets)]
+    return merged
 
 
 def _aliases(ref: Any, inputs: list[Any]) -> bool:
@@ -238,7 +347,8 @@ def _prepare_compiled(pc: PreparedCase, device: torch.device) -> None:
         verdict = Comparison(True)
         with torch.no_grad():
             for trial in pc.trials:
-                verdict = verdict.merge(compare(compiled(*trial.inputs), trial.reference, pc.atol, pc.rtol))
+                with memory.resident(trial, device):
+                    verdict = verdict.merge(pc.judge(compiled(*trial.inputs), trial))
         sync(device)
         pc.compiled = compiled if verdict.ok else None
         pc.compile_ok = verdict.ok

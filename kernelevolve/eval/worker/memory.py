@@ -1,0 +1,104 @@
+"""The harness's device-memory plan: how many input sets it keeps on the device, and what waits on the host.
+
+Every input set the harness holds (correctness trials, timing sets, held-back unseen sets, their reference
+outputs and float64 results) is device memory the candidate and the baseline cannot use. At KernelBench's own
+sizes (a 6 GB input) holding all of them at once does not fit a 141 GB device, so per case the harness keeps
+at most HARNESS_SHARE of the device's free memory (KERNELEVOLVE_HARNESS_MEMORY_SHARE sets another): the timing
+sets first (they must live on the device), then the trials (else kept on the host and brought in one at a
+time), then the unseen sets (else kept on the host, copied into the timing buffers when used).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+from torch.utils._pytree import tree_flatten, tree_map
+
+HARNESS_SHARE = 0.5
+SHARE_VARIABLE = "KERNELEVOLVE_HARNESS_MEMORY_SHARE"  # another share of free device memory (a shared GPU)
+GB = 1e9
+
+
+def harness_share() -> float:
+    raw = os.environ.get(SHARE_VARIABLE)
+    if raw is None:
+        return HARNESS_SHARE
+    try:
+        share = float(raw)
+    except ValueError:
+        share = -1.0
+    if not 0 < share <= 1:
+        raise ValueError(f"{SHARE_VARIABLE} must be a fraction in (0, 1], not {raw!r}")
+    return share
+
+
+@dataclass
+class MemoryPlan:
+    budget: int = 0  # bytes the harness may hold on the device; 0: no plan (cpu), everything stays where made
+    set_bytes: int = 0  # one input set and its reference output
+    exact_bytes: int = 0  # one trial's float64 result
+    timing_sets: int = 0
+    trials_on_host: bool = False
+    unseen_on_host: bool = False
+
+    def describe(self) -> str:
+        if not self.budget:
+            return ""
+        parts = [f"device budget {self.budget / GB:.3g} GB, {self.set_bytes / GB:.3g} GB per input set"]
+        parts.append(f"{self.timing_sets} timing set{'s' if self.timing_sets != 1 else ''}")
+        if self.trials_on_host:
+            parts.append("trials on the host, brought in one at a time")
+        if self.unseen_on_host:
+            parts.append("unseen sets on the host")
+        return "; ".join(parts)
+
+
+def nbytes(tree: Any) -> int:
+    return sum(x.numel() * x.element_size() for x in tree_flatten(tree)[0] if isinstance(x, torch.Tensor))
+
+
+def free_bytes(device: torch.device) -> int:
+    """Free device memory, counting blocks the caching allocator holds unused."""
+    free, _ = torch.cuda.mem_get_info(device)
+    return free + torch.cuda.memory_reserved(device) - torch.cuda.memory_allocated(device)
+
+
+def make_plan(
+    device: torch.device, set_bytes: int, exact_bytes: int, trials: int, timing_sets: int, unseen_sets: int
+) -> MemoryPlan:
+    if device.type != "cuda" or set_bytes <= 0:
+        return MemoryPlan(timing_sets=timing_sets)
+    budget = int(harness_share() * free_bytes(device))
+    timing = min(timing_sets, max(1, budget // set_bytes)) if timing_sets else 0
+    left = budget - timing * set_bytes
+    trial_bytes = set_bytes + exact_bytes
+    trials_on_host = trials * trial_bytes > left
+    left -= trial_bytes if trials_on_host else trials * trial_bytes
+    unseen_on_host = unseen_sets * set_bytes > left
+    return MemoryPlan(budget, set_bytes, exact_bytes, timing, trials_on_host, unseen_on_host)
+
+
+def to(tree: Any, device: torch.device) -> Any:
+    return tree_map(lambda x: x.to(device) if isinstance(x, torch.Tensor) else x, tree)
+
+
+@contextmanager
+def resident(trial: Any, device: torch.device) -> Iterator[None]:
+    """The trial's inputs, reference and float64 result on `device` while the block runs, back on the host after
+    (a trial not on the host is left alone)."""
+    if not getattr(trial, "on_host", False):
+        yield
+        return
+    held = (trial.inputs, trial.reference, trial.oracle)
+    trial.inputs, trial.reference = to(trial.inputs, device), to(trial.reference, device)
+    if trial.oracle is not None:
+        trial.oracle = type(trial.oracle)(to(trial.oracle.exact, device), trial.oracle.budgets)
+    try:
+        yield
+    finally:
+        trial.inputs, trial.reference, trial.oracle = held

@@ -233,6 +233,7 @@ def test_the_memory_plan_keeps_what_does_not_fit_on_the_host(monkeypatch):
 
     gpu = torch.device("cuda", 0)  # only the plan's arithmetic: no device is touched
     monkeypatch.setattr(memory, "free_bytes", lambda device: 100 * 10**9)
+    monkeypatch.setattr(memory, "host_available", lambda: 10**15)
     roomy = memory.make_plan(gpu, 10**9, 2 * 10**9, trials=3, timing_sets=3, unseen_sets=4)
     assert (roomy.timing_sets, roomy.trials_on_host, roomy.unseen_on_host) == (3, False, False)
     # KernelBench's softmax at its own size: 12.9 GB per set, its float64 result 12.9 GB more
@@ -246,6 +247,14 @@ def test_the_memory_plan_keeps_what_does_not_fit_on_the_host(monkeypatch):
     with pytest.raises(ValueError, match="fraction"):
         memory.make_plan(gpu, 1, 0, trials=1, timing_sets=1, unseen_sets=1)
     assert memory.make_plan(CPU, 10**9, 0, trials=3, timing_sets=3, unseen_sets=4).budget == 0
+    monkeypatch.delenv(memory.SHARE_VARIABLE)
+    monkeypatch.setattr(memory, "host_available", lambda: 128 * 10**9)  # the H200 machine's host
+    # RMSNorm at its own size: 15 GB per set, 15 GB float64 result; the host holds the trials, one unseen set more
+    rms = memory.make_plan(gpu, 15 * 10**9, 15 * 10**9, trials=2, timing_sets=3, unseen_sets=4)
+    assert rms.trials_on_host and rms.unseen_sets == 0 and "0 unseen sets on the host" in rms.describe()
+    with pytest.raises(memory.HarnessLimit, match="--trials"):
+        memory.make_plan(gpu, 15 * 10**9, 15 * 10**9, trials=3, timing_sets=3, unseen_sets=4)
+    assert big.unseen_sets == 4
 
 
 def test_a_trial_on_the_host_is_resident_only_inside_the_block():

@@ -387,18 +387,20 @@ def run_job(job: EvalJob, report: Report) -> EvalResult:
     try:
         prepared = prepare(job, module, device, dtype, rng, report, timed, clock)
     except Exception as e:
-        if not out_of_memory(e):
+        if not (out_of_memory(e) or isinstance(e, memory.HarnessLimit)):
             raise
         traceback.print_exc()
         stages["load"] = time.perf_counter() - t0
-        return _fail(
-            result,
-            Status.HARNESS_LIMIT,
-            f"harness limit: the harness ran out of {'device' if device.type == 'cuda' else 'host'} memory at "
-            f"{report.current} (before the candidate loaded; nothing is known of the candidate): the problem's sizes "
-            f"need more than this machine holds for its reference and input sets ({describe(e, 200)})",
-            stages,
-        )
+        where = f"at {report.current} (before the candidate loaded; nothing is known of the candidate)"
+        if isinstance(e, memory.HarnessLimit):
+            why = f"harness limit {where}: {e}"
+        else:
+            why = (
+                f"harness limit: the harness ran out of {'device' if device.type == 'cuda' else 'host'} memory "
+                f"{where}: the problem's sizes need more than this machine holds for its reference and input sets "
+                f"({describe(e, 200)})"
+            )
+        return _fail(result, Status.HARNESS_LIMIT, why, stages)
     if device.type == "cuda":
         result.harness_peak_bytes = torch.cuda.max_memory_allocated(device)
     result.memory = "; ".join(sorted({pc.memory.describe() for pc in prepared} - {""}))

@@ -45,6 +45,7 @@ class MemoryPlan:
     timing_sets: int = 0
     trials_on_host: bool = False
     unseen_on_host: bool = False
+    unseen_sets: int = 0  # held-back sets for the unseen-inputs check (fewer where the host cannot hold them)
 
     def describe(self) -> str:
         if not self.budget:
@@ -54,8 +55,25 @@ class MemoryPlan:
         if self.trials_on_host:
             parts.append("trials on the host, brought in one at a time")
         if self.unseen_on_host:
-            parts.append("unseen sets on the host")
+            parts.append(f"{self.unseen_sets} unseen sets on the host")
         return "; ".join(parts)
+
+
+class HarnessLimit(RuntimeError):
+    """The harness cannot hold what the problem's sizes need (an evaluation's `harness_limit`)."""
+
+
+def host_available() -> int | None:
+    """MemAvailable of /proc/meminfo (None where there is none): what the host can still give without swapping
+    or its out-of-memory killer."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        return None
+    return None
 
 
 def nbytes(tree: Any) -> int:
@@ -71,8 +89,10 @@ def free_bytes(device: torch.device) -> int:
 def make_plan(
     device: torch.device, set_bytes: int, exact_bytes: int, trials: int, timing_sets: int, unseen_sets: int
 ) -> MemoryPlan:
+    """The device holds what fits in its share; the host holds the rest within its own share of MemAvailable. Raises
+    HarnessLimit where even the trials cannot be held."""
     if device.type != "cuda" or set_bytes <= 0:
-        return MemoryPlan(timing_sets=timing_sets)
+        return MemoryPlan(timing_sets=timing_sets, unseen_sets=unseen_sets)
     budget = int(harness_share() * free_bytes(device))
     timing = min(timing_sets, max(1, budget // set_bytes)) if timing_sets else 0
     left = budget - timing * set_bytes
@@ -80,7 +100,19 @@ def make_plan(
     trials_on_host = trials * trial_bytes > left
     left -= trial_bytes if trials_on_host else trials * trial_bytes
     unseen_on_host = unseen_sets * set_bytes > left
-    return MemoryPlan(budget, set_bytes, exact_bytes, timing, trials_on_host, unseen_on_host)
+    available = host_available()
+    host_left = int(HARNESS_SHARE * available) if available is not None else None
+    if trials_on_host and host_left is not None:
+        host_left -= trials * trial_bytes
+        if host_left < 0:
+            raise HarnessLimit(
+                f"the {trials} trials need {trials * trial_bytes / GB:.3g} GB, more than the device's share and "
+                f"half the host's available {available / GB:.3g} GB: run fewer trials (--trials) or on a larger machine"
+            )
+    unseen = unseen_sets
+    if unseen_on_host and host_left is not None:
+        unseen = min(unseen_sets, max(0, host_left // set_bytes))
+    return MemoryPlan(budget, set_bytes, exact_bytes, timing, trials_on_host, unseen_on_host, unseen)
 
 
 def to(tree: Any, device: torch.device) -> Any:

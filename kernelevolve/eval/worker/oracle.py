@@ -21,6 +21,7 @@ import torch
 from torch.utils._pytree import tree_flatten
 
 from kernelevolve.eval.job import BUDGET_MULTIPLE
+from kernelevolve.eval.worker.memory import host_available
 
 __all__ = ["BUDGET_MULTIPLE", "Float64Reference", "LeafBudget", "Oracle", "errors", "unit_roundoff"]
 
@@ -64,19 +65,6 @@ def _to64(x: Any) -> Any:
 
 
 HOST_FACTOR = 6  # float64 copies of the inputs a host run may hold at once: inputs, result, temporaries, perturbed
-
-
-def host_available() -> int | None:
-    """MemAvailable of /proc/meminfo (None where there is none): a host run that would not fit is refused rather
-    than left to the kernel's out-of-memory killer."""
-    try:
-        with open("/proc/meminfo") as f:
-            for line in f:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        return None
-    return None
 
 
 PATTERN = 1 << 20  # perturbation factors drawn per trial, tiled over larger tensors

@@ -209,11 +209,16 @@ def prepare(
         maxima = [m for m in (_max_abs(t.reference) for t in trials) if m is not None]
         pc.ref_max_abs = max(maxima) if maxima else None
         pc.flops = problem_flops(module)
+        if timed and plan.unseen_sets < UNSEEN_SETS:
+            pc.notes.append(
+                f"{plan.unseen_sets} of {UNSEEN_SETS} held-back input sets: the host cannot hold more at these sizes"
+                + (" (the unseen-inputs check is skipped)" if not plan.unseen_sets else "")
+            )
         if timed:
             with clock.part("reference"), torch.no_grad():
                 pc.timing_refs = [ref_model(*inputs) for inputs in timing_sets]
             with clock.part("inputs"), torch.no_grad():
-                for _ in range(UNSEEN_SETS):
+                for _ in range(plan.unseen_sets):
                     inputs = build_inputs(module, rng.getrandbits(62), "given", dtype, device)
                     ref = ref_model(*inputs)
                     if plan.unseen_on_host:

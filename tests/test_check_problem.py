@@ -35,12 +35,17 @@ def test_shipped_problem_is_sound(path):
     assert by_name["reference"].passed and not any(by_name[n].passed for n in ("zeros", "first_input", "mean"))
 
 
-def test_tiny_outputs_are_flagged_with_exit_1():
-    p = run(str(ADVERSARIAL / "tiny_outputs.py"), "--target", "cpu", "--json")
+def test_tiny_outputs_are_flagged_with_exit_1_under_a_fixed_tolerance(tmp_path):
+    fixed = tmp_path / "tiny_fixed.py"
+    fixed.write_text((ADVERSARIAL / "tiny_outputs.py").read_text() + '\nTOLERANCE = {"atol": 1e-4, "rtol": 1e-4}\n')
+    p = run(str(fixed), "--target", "cpu", "--json")
     assert p.returncode == 1, p.stderr
     report = json.loads(p.stdout)
     assert not report["sound"] and any("below the tolerance" in w for w in report["warnings"])
     assert report["passing"] == []  # the normalised-error check still catches zeros and the mean
+    # The measured rule scales with the outputs: the same problem without TOLERANCE is sound.
+    measured = check_problem(load_problem(ADVERSARIAL / "tiny_outputs.py"), "cpu", trials=1)
+    assert measured.sound and not measured.warnings, (measured.warnings, measured.probes)
 
 
 def test_nondeterministic_reference_and_passing_probe_are_reported(tmp_path):

@@ -1,5 +1,6 @@
-"""Deliberately unsound: every output is far below the default atol (1e-4), so the elementwise test alone
-would accept all zeros. check-problem must flag it; the harness's normalised-error check still rejects zeros."""
+"""Every output is far below the default atol (1e-4): under a fixed tolerance the elementwise test alone would
+accept all zeros, and check-problem flags it (test_check_problem.py adds the TOLERANCE); the measured rule scales
+with the outputs and judges it as any other problem."""
 
 import torch
 import torch.nn as nn

@@ -65,7 +65,8 @@ def k_loop(a: torch.Tensor, b: torch.Tensor, step: int = 64) -> torch.Tensor:
 
 def report(name: str, fn: Callable, inputs: list, candidates: dict[str, Callable], allow_tf32: bool = False) -> None:
     ref = fn(*inputs)
-    oracle = Float64Reference(Fn(fn), torch.float32, unit_roundoff(torch.float32, allow_tf32)).measure(inputs, ref, 1)
+    dtype = inputs[0].dtype
+    oracle = Float64Reference(Fn(fn), dtype, unit_roundoff(dtype, allow_tf32)).measure(inputs, ref, 1)
     print(name + (" (--allow-tf32)" if allow_tf32 else ""))
     for label, candidate in candidates.items():
         cmp = MEASURED.check(candidate(*inputs), ref, oracle=oracle)
@@ -113,6 +114,16 @@ def main() -> None:
         return e / e.sum(-1, keepdim=True)
 
     report("softmax of x100 logits", lambda x: torch.softmax(x, -1), [x], {"two-pass": two_pass})
+    for dtype in (torch.bfloat16, torch.float16):
+        h = torch.randn(64, 4096).to(dtype)
+        scaled = {
+            f"off by {p}%": (lambda x, p=p: (torch.softmax(x, -1).double() * (1 + p / 100)).to(x.dtype))
+            for p in (1, 3, 5, 10)
+        }
+        honest = {"float32 inside, rounded once": lambda x: torch.softmax(x.float(), -1).to(x.dtype)}
+        report(
+            f"softmax in {str(dtype).removeprefix('torch.')}", lambda x: torch.softmax(x, -1), [h], {**honest, **scaled}
+        )
 
 
 if __name__ == "__main__":

@@ -100,9 +100,9 @@ def compare(out: Any, ref: Any, atol: float, rtol: float, norm: bool = True) -> 
 def compare_budget(
     out: Any, exact: Any, ref: Any, budgets: list[LeafBudget | None], multiple: float, atol: float, rtol: float
 ) -> Comparison:
-    """Every floating leaf against the float64 result `exact`, elementwise |out - exact| <= multiple x (the
-    reference's own largest error + one ulp of the exact value) and in norm ||out - exact|| / ||exact|| <=
-    multiple x (the reference's own normalised error + one ulp); NaN and Inf placed where the working-precision
+    """Every floating leaf against the float64 result `exact`, elementwise |out - exact| <= multiple x the
+    reference's own largest error + one ulp of the exact value, and in norm ||out - exact|| / ||exact|| <=
+    multiple x the reference's own normalised error + one ulp; NaN and Inf placed where the working-precision
     reference `ref` has them. Leaves without a budget (integers, Python numbers) are compared as `compare` does."""
     out_leaves, exact_leaves, ref_leaves = tree_flatten(out)[0], tree_flatten(exact)[0], tree_flatten(ref)[0]
     if len(out_leaves) != len(ref_leaves):
@@ -167,7 +167,9 @@ def _budget_leaf(
         max_abs = max(max_abs, float(diff.max()))
         absx = ex.abs_()
         max_exact = max(max_exact, float(absx.max()))
-        scale = absx.mul_(b.eps).add_(b.abs_err)  # the reference's own error at each element; ex is spent
+        # The reference's own error at each element, one ulp of the value added to the limit rather than multiplied
+        # with it (a multiple of a half-precision ulp would accept whole percents): multiple x abs_err + eps |exact|.
+        scale = absx.mul_(b.eps / multiple).add_(b.abs_err)
         if b.abs_err > 0:
             ratio = diff.div_(scale)
         else:  # exact zeros with a reference exact everywhere: any error there is infinitely many times it
@@ -178,7 +180,7 @@ def _budget_leaf(
             bad += int(torch.count_nonzero(ratio > multiple))
     max_rel = max_abs / max_exact if max_exact > 0 else (math.inf if max_abs > 0 else 0.0)  # of the largest value
     norm_err = math.sqrt(sq_diff / sq_exact) if sq_exact > 0 else 0.0
-    norm_ratio = norm_err / (b.norm_err + b.eps)
+    norm_ratio = norm_err / (b.norm_err + b.eps / multiple)  # the limit: multiple x norm_err + one ulp
     ratio = max(elem_ratio, norm_ratio)
     cmp = Comparison(True, "", max_abs, max_rel, norm_err, ratio)
     if bad:

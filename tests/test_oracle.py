@@ -267,3 +267,15 @@ def test_a_trial_on_the_host_is_resident_only_inside_the_block():
         assert trial.inputs[0].device.type == "meta" and trial.inputs[1] == 3
         assert trial.reference.device.type == "meta"
     assert trial.inputs[0] is x and trial.reference.device.type == "cpu"
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_half_precision_outputs_get_one_ulp_not_sixteen(dtype):
+    """The ulp floor is added to the limit, not multiplied: multiplied, a bfloat16 softmax 20% off passed."""
+    x = torch.randn(64, 4096).to(dtype)
+    model = Fn(lambda x: torch.softmax(x, -1))
+    ref = model(x)
+    oracle = Float64Reference(model, dtype, unit_roundoff(dtype, False)).measure([x], ref, 1)
+    honest = torch.softmax(x.float(), -1).to(dtype)  # float32 inside, rounded once
+    assert MEASURED.check(honest, ref, oracle=oracle).ok
+    assert not MEASURED.check((ref.double() * 1.1).to(dtype), ref, oracle=oracle).ok

@@ -120,6 +120,11 @@ def print_result(result: EvalResult, console: Console) -> None:
     )
     if result.reason:
         console.print(f"reason: {result.reason}", highlight=False)
+    rules = sorted({c.correctness for c in result.cases if c.correctness})
+    if rules:
+        console.print(f"correctness: {'; '.join(rules)}", highlight=False)
+    if result.memory:
+        console.print(f"memory: {result.memory}", highlight=False)
     if result.compile_baseline:
         console.print(f"note: {result.compile_baseline}", highlight=False)
     for note in result.review:
@@ -129,6 +134,8 @@ def print_result(result: EvalResult, console: Console) -> None:
             ("case", lambda c: " ".join(f"{k}={v}" for k, v in c.shape.items()) or "-"),
             ("correct", lambda c: "yes" if c.correct else "[red]no[/]"),
             ("max abs err", lambda c: f"{c.max_abs_err:.1e}" if c.max_abs_err is not None else "-"),
+            ("error / own", lambda c: f"{c.error_ratio:.2g}x" if c.error_ratio is not None else "-"),
+            ("KernelBench", lambda c: {True: "yes", False: "[red]no[/]", None: "-"}[c.kernelbench_correct]),
             ("candidate ms", lambda c: _ms(c.t_candidate_ms)),
             ("eager ms", lambda c: _ms(c.t_eager_ms)),
             ("compile ms", lambda c: _ms(c.t_compile_ms)),

@@ -9,6 +9,7 @@ from typing import Any
 import torch
 from torch.utils._pytree import tree_flatten
 
+from kernelevolve.eval.job import BUDGET_MULTIPLE
 from kernelevolve.eval.worker.oracle import CHUNK, LeafBudget, Oracle
 
 NORM_ERR_FLOOR = 1e-3
@@ -60,7 +61,7 @@ class Criterion:
     rule: str
     atol: float
     rtol: float
-    multiple: float = 16.0
+    multiple: float = BUDGET_MULTIPLE
 
     def check(self, out: Any, ref: Any, oracle: Oracle | None = None, budgets: list | None = None) -> Comparison:
         """`oracle`: the trial's float64 result and budgets; `budgets` alone: compare against the working-precision

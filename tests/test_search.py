@@ -95,9 +95,18 @@ def greedy_run(tmp_path_factory):
     return runs, json.loads(p.stdout), p.stderr
 
 
-def test_optimize_end_to_end_on_the_cpu(greedy_run):
-    """The one search through the real harness: the C++ seed built, tuned, stored, summarised as JSON (the
-    driver's rules are tested on doubles in test_driver.py)."""
+def test_optimize_end_to_end_then_resume_export_runs_and_show(greedy_run, cpu_evaluator, tmp_path):
+    """The one search through the real harness, then the commands on its run, in one test: under xdist each test
+    may land on either worker, and the search (the fixture) would then run on both."""
+    _check_optimize_end_to_end_on_the_cpu(greedy_run)
+    _check_rerunning_the_same_command_resumes_and_reports(greedy_run)
+    _check_export_dispatches_per_case_and_is_correct(greedy_run, cpu_evaluator, tmp_path)
+    _check_runs_and_show_list_the_run(greedy_run)
+
+
+def _check_optimize_end_to_end_on_the_cpu(greedy_run):
+    """The C++ seed built, tuned, stored, summarised as JSON (the driver's rules are tested on doubles in
+    test_driver.py)."""
     runs, out, stderr = greedy_run
     assert "no LLM configured: using the tune operator only" in stderr
     assert out["evaluations"] == 4 and out["best_node"] is not None and out["seed_fitness"] > 0
@@ -106,7 +115,7 @@ def test_optimize_end_to_end_on_the_cpu(greedy_run):
     assert os.path.isfile(out["best_kernel"]) and (runs / out["run"] / "nodes").is_dir()
 
 
-def test_rerunning_the_same_command_resumes_and_reports(greedy_run):
+def _check_rerunning_the_same_command_resumes_and_reports(greedy_run):
     runs, first, _ = greedy_run
     p = optimize(runs, "--strategy", "greedy", "--budget", "4")
     assert p.returncode == 0 and json.loads(p.stdout)["run"] == first["run"]
@@ -122,7 +131,7 @@ def test_rerunning_the_same_command_resumes_and_reports(greedy_run):
     assert missing.returncode == 2 and "nope.py: no such starting kernel" in missing.stderr
 
 
-def test_export_dispatches_per_case_and_is_correct(greedy_run, cpu_evaluator, tmp_path):
+def _check_export_dispatches_per_case_and_is_correct(greedy_run, cpu_evaluator, tmp_path):
     runs, out, _ = greedy_run
     exported = tmp_path / "exported.py"
     p = subprocess.run(
@@ -235,7 +244,7 @@ def test_export_patterns_wildcard_data_dependent_sizes():
     assert truncate[0][0] == (8, 512) and truncate[2][0] == (None,)
 
 
-def test_runs_and_show_list_the_run(greedy_run):
+def _check_runs_and_show_list_the_run(greedy_run):
     runs, out, _ = greedy_run
     p = subprocess.run(
         [sys.executable, "-m", "kernelevolve", "runs", "--runs-dir", str(runs)],

@@ -20,6 +20,11 @@ class Status(str, Enum):
     HARNESS_LIMIT = "harness_limit"  # the harness's own phase ran out of a resource: no verdict on the candidate
 
 
+# Outcomes that say more about the limits and the machine than about the kernel: never reused from the store, and a
+# root stored with one is evaluated again on a resume.
+MACHINE_STATUSES = (Status.TIMEOUT, Status.CRASHED, Status.HARNESS_LIMIT)
+
+
 class CaseResult(BaseModel):
     """One shape case: correctness over all trials, then interleaved timings."""
 

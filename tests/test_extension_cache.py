@@ -205,7 +205,7 @@ def _result(status: Status) -> EvalResult:
     return EvalResult(status=status, correct=ok, speedup=1.0 if ok else None, fitness=1.0 if ok else 0.0)
 
 
-def test_a_timeout_or_crash_is_never_reused(tmp_path):
+def test_a_timeout_crash_or_harness_limit_is_never_reused(tmp_path):
     store = Store(tmp_path)
 
     def run(name: str):
@@ -217,8 +217,12 @@ def test_a_timeout_or_crash_is_never_reused(tmp_path):
     store.add_node(first.id, NodeRecord("seed", "x = 1\n", "h1", {}, [], _result(Status.TIMEOUT)), strategy_state={})
     store.add_node(first.id, NodeRecord("tune", "x = 2\n", "h2", {}, [], _result(Status.CRASHED)), strategy_state={})
     store.add_node(first.id, NodeRecord("tune", "x = 3\n", "h3", {}, [], _result(Status.INCORRECT)), strategy_state={})
+    store.add_node(
+        first.id, NodeRecord("tune", "x = 4\n", "h4", {}, [], _result(Status.HARNESS_LIMIT)), strategy_state={}
+    )
     assert store.find_evaluated("ph", "cpu", "h1") is None
     assert store.find_evaluated("ph", "cpu", "h2") is None
+    assert store.find_evaluated("ph", "cpu", "h4") is None  # the harness ran out of memory: no verdict
     found = store.find_evaluated("ph", "cpu", "h3")  # a verdict on the kernel itself is reused
     assert found and found[1].status is Status.INCORRECT
     second = run("b")  # evaluated again, this time to the end: that result is the one reused from now on

@@ -20,8 +20,8 @@ CORRECTNESS = ("measured", "kernelbench")
 BUDGET_MULTIPLE = 16.0
 Correctness = Literal["measured", "kernelbench"]
 CORRECTNESS_HELP = (
-    f"measured: within {BUDGET_MULTIPLE:g}x the reference's own rounding error against a float64 run, on several input "
-    "distributions; kernelbench: atol = rtol = 1e-2 on get_inputs(), as KernelBench's evaluator"
+    f"measured: within {BUDGET_MULTIPLE:g}x the reference's own rounding error plus one ulp against a float64 run, "
+    "on several input distributions; kernelbench: atol = rtol = 1e-2 on get_inputs(), as KernelBench's evaluator"
 )
 TF32_HELP = "allow TF32 in float32 problems: the reference and baseline run with TF32 on, and the budget follows"
 PROFILE_HELP = "cuda: off, auto (Triton metadata, torch profiler) or ncu (also Nsight Compute, needs ncu on PATH)"

@@ -24,7 +24,7 @@ from kernelevolve.eval.job import EvalOptions
 from kernelevolve.operators.base import Proposal, Request
 from kernelevolve.operators.tune import has_tunables, params_of
 from kernelevolve.problem.problem import Problem, source_hash
-from kernelevolve.result import EvalResult, Status
+from kernelevolve.result import MACHINE_STATUSES, EvalResult
 from kernelevolve.search.graph import Graph, GraphNode
 from kernelevolve.search.ports import Evaluate, Propose, Steer
 from kernelevolve.search.strategies import Selection, Strategy
@@ -389,14 +389,14 @@ class Driver:
         return node
 
     async def _evaluate_roots(self, free: asyncio.Queue) -> None:
-        """Each root not yet in the run; one stored as `timeout` or `crashed` is evaluated again (a resume under
-        a larger --timeout, say): those say more about the limits and the machine than about the kernel."""
+        """Each root not yet in the run; one stored with a MACHINE_STATUSES outcome is evaluated again (a resume
+        under a larger --timeout, say): those say more about the limits and the machine than about the kernel."""
         stored = {n.source_hash: n for n in self.graph.nodes.values()}
         for root in self.roots:
             h = source_hash(root.source)
             proposal = Proposal(root.operator, [], root.source, h, params_of(root.source))
             again = stored.get(h)
-            if again is not None and again.status in (Status.TIMEOUT.value, Status.CRASHED.value):
+            if again is not None and again.status in {s.value for s in MACHINE_STATUSES}:
                 self._refresh(f"{root.message} again (it was stored as {again.status})")
                 outcome = await self._evaluate(None, proposal, free)
                 self.store.replace_result(again.id, outcome.result, outcome.wall_s)

@@ -23,7 +23,7 @@ from sqlalchemy import create_engine, delete, event, func, make_url, select, upd
 from sqlalchemy.exc import OperationalError, SQLAlchemyError
 from sqlalchemy.orm import Session, selectinload, sessionmaker
 
-from kernelevolve.result import EvalResult
+from kernelevolve.result import MACHINE_STATUSES, EvalResult
 from kernelevolve.store.models import Base, Edge, Evaluation, LLMCall, Node, NodeAnalysis, Run
 
 DB_NAME = "kernelevolve.db"
@@ -265,8 +265,9 @@ class Store:
     def find_evaluated(self, problem_hash: str, platform: str, source_hash: str) -> tuple[Node, EvalResult] | None:
         """An evaluation of this exact source on this problem and platform in any run (never evaluate twice).
 
-        A `timeout` or `crashed` result says as much about the machine and the limits it ran under (a small
-        --timeout, a busy host, memory) as about the kernel: it is never reused, the source is evaluated again."""
+        A `timeout`, `crashed` or `harness_limit` result (MACHINE_STATUSES) says as much about the machine and the
+        limits it ran under (a small --timeout, a busy host, memory) as about the kernel: it is never reused, the
+        source is evaluated again."""
         with self.session() as s:
             row = s.execute(
                 select(Node, Evaluation)
@@ -277,7 +278,7 @@ class Store:
                     Run.platform == platform,
                     Node.source_hash == source_hash,
                     Node.reused_from.is_(None),
-                    Node.status.not_in(("timeout", "crashed")),  # Status.TIMEOUT, Status.CRASHED
+                    Node.status.not_in([s.value for s in MACHINE_STATUSES]),
                 )
                 .order_by(Node.id)
             ).first()

@@ -1,4 +1,5 @@
-"""The comparator: candidate output against reference output, with dtype-aware tolerances."""
+"""The comparators: a candidate's output against the float64 oracle within the measured budget (the default
+rule), against the reference within a fixed tolerance (a problem's TOLERANCE, the fallback), or KernelBench's."""
 
 from __future__ import annotations
 
@@ -77,7 +78,7 @@ class Criterion:
             return f"kernelbench: atol = rtol = {self.atol:g} elementwise, given inputs only"
         if self.rule == "tolerance":
             return f"the problem's TOLERANCE: atol={self.atol:g}, rtol={self.rtol:g}"
-        return f"measured: within {self.multiple:g}x the reference's own rounding error against float64"
+        return f"measured: within {self.multiple:g}x the reference's own rounding error, plus one ulp, against float64"
 
 
 KERNELBENCH = Criterion("kernelbench", KERNELBENCH_TOL, KERNELBENCH_TOL)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import torch
-from torch.utils._pytree import tree_flatten, tree_map
+from torch.utils._pytree import tree_map
 
 HARNESS_SHARE = 0.5
 SHARE_VARIABLE = "KERNELEVOLVE_HARNESS_MEMORY_SHARE"  # another share of free device memory (a shared GPU)
@@ -74,10 +74,6 @@ def host_available() -> int | None:
     except OSError:
         return None
     return None
-
-
-def nbytes(tree: Any) -> int:
-    return sum(x.numel() * x.element_size() for x in tree_flatten(tree)[0] if isinstance(x, torch.Tensor))
 
 
 def free_bytes(device: torch.device) -> int:

@@ -38,9 +38,6 @@ class LeafBudget:
     norm_err: float
     eps: float  # machine epsilon of the working dtype: the one-ulp floor, relative to each value
 
-    def scaled(self, factor: float) -> LeafBudget:
-        return LeafBudget(self.abs_err * factor, self.norm_err * factor, self.eps)
-
     def merge(self, other: LeafBudget) -> LeafBudget:
         return LeafBudget(max(self.abs_err, other.abs_err), max(self.norm_err, other.norm_err), self.eps)
 

@@ -19,7 +19,7 @@ from torch.utils._pytree import tree_flatten
 from kernelevolve.eval.job import EvalJob
 from kernelevolve.eval.worker import memory
 from kernelevolve.eval.worker.correctness import KERNELBENCH, Comparison, Criterion
-from kernelevolve.eval.worker.memory import MemoryPlan, make_plan, nbytes
+from kernelevolve.eval.worker.memory import MemoryPlan, make_plan
 from kernelevolve.eval.worker.oracle import BUDGET_MULTIPLE, Float64Reference, LeafBudget, Oracle, unit_roundoff
 from kernelevolve.eval.worker.outputs import aliased, spans
 from kernelevolve.eval.worker.poison import output_sizes
@@ -315,8 +315,8 @@ class _Settle:
                 min_bytes=tensor_bytes(trial.inputs, trial.reference),
                 plan=make_plan(
                     self.device,
-                    nbytes(trial.inputs) + nbytes(trial.reference),
-                    nbytes(trial.oracle.exact) if trial.oracle is not None else 0,
+                    tensor_bytes(trial.inputs, trial.reference),
+                    tensor_bytes(trial.oracle.exact) if trial.oracle is not None else 0,
                     job.trials,
                     job.timing_sets if self.timed else 0,
                     UNSEEN_SETS if self.timed else 0,

@@ -207,7 +207,13 @@ def test_unseen_inputs_check_takes_a_second_round_of_new_inputs_before_it_reject
     from kernelevolve.eval.worker.harness import CandidateFailure, check_unseen_inputs
 
     sets = [[torch.zeros(4)] for _ in range(3)]
-    pc = SimpleNamespace(timing_sets=sets, unseen_sets=[[torch.zeros(4)] for _ in range(4)], unseen_refs=[None] * 4)
+
+    def case_with_held_back_sets(n=4):
+        return SimpleNamespace(
+            timing_sets=sets, unseen_sets=[[torch.zeros(4)] for _ in range(n)], unseen_refs=[None] * n, unseen_used=0
+        )
+
+    pc = case_with_held_back_sets()
     g = SimpleNamespace(ran=lambda *names: None)
     timer = SimpleNamespace(is_cuda=False)
 
@@ -224,17 +230,57 @@ def test_unseen_inputs_check_takes_a_second_round_of_new_inputs_before_it_reject
     # Seen on the CPU while the test suite ran: both unseen calls of a round stalled for a scheduler slice.
     calls = scripted(([8.7, 8.9], [0.6, 0.7]), ([0.6, 0.65], [0.6, 0.6]))
     cr = _case(t_candidate_ms=0.6)
+    pc = case_with_held_back_sets()
     check_unseen_inputs(timer, pc, None, cr, g)
     assert calls == [[0, 1], [2, 3]] and cr.t_candidate_unseen_ms == 0.6
     # A cache keyed by content misses on every new set: rejected after the second round.
     calls = scripted(([4.0, 4.1], [0.03, 0.03]), ([4.0, 4.2], [0.03, 0.03]))
+    pc = case_with_held_back_sets()
     with pytest.raises(CandidateFailure, match="2 rounds of new inputs"):
         check_unseen_inputs(timer, pc, None, _case(t_candidate_ms=0.03), g)
     assert len(calls) == 2
+    # The same cache while the host stalled one call on seen inputs for 5 ms in each round: the fastest seen call
+    # sets the bound, so the stall does not excuse the misses (by the slowest, both rounds passed at 15.1 ms).
+    calls = scripted(([14.6, 14.9], [5.0, 0.2, 0.2, 0.2]), ([14.6, 14.9], [0.2, 0.2, 0.2, 5.0]))
+    pc = case_with_held_back_sets()
+    with pytest.raises(CandidateFailure, match="results are reused"):
+        check_unseen_inputs(timer, pc, None, _case(t_candidate_ms=0.1), g)
     # A first round that passes ends the check.
     calls = scripted(([0.6, 0.62], [0.6, 0.6]))
+    pc = case_with_held_back_sets()
     check_unseen_inputs(timer, pc, None, _case(t_candidate_ms=0.6), g)
     assert calls == [[0, 1]]
+
+
+def test_a_second_timing_pass_checks_with_sets_the_candidate_has_not_seen(monkeypatch):
+    """The cpu target times a case again when the host kept it waiting; the held-back sets the first pass showed
+    the candidate are cached by a content cache, so the second pass must take new ones (a cache was accepted at 20x
+    on a busy CI machine when it re-used them). With none left, it skips rather than re-use."""
+    from types import SimpleNamespace
+
+    from kernelevolve.eval.worker import harness
+    from kernelevolve.eval.worker.harness import CandidateFailure, check_unseen_inputs
+    from kernelevolve.eval.worker.prepare import UNSEEN_SETS, unseen_sets_for
+
+    assert unseen_sets_for(torch.device("cpu")) == 2 * UNSEEN_SETS
+    n = unseen_sets_for(torch.device("cpu"))
+    pc = SimpleNamespace(
+        timing_sets=[[torch.zeros(4)]] * 3, unseen_sets=[[torch.zeros(4)]] * n, unseen_refs=[None] * n, unseen_used=0
+    )
+    calls = []
+
+    def cache_misses(timer, pc, model, g, indices):
+        calls.append(list(indices))
+        return [4.0] * len(indices), [0.03] * len(indices)
+
+    monkeypatch.setattr(harness, "_unseen_round", cache_misses)
+    g, timer = SimpleNamespace(ran=lambda *names: None), SimpleNamespace(is_cuda=False)
+    for _ in range(2):
+        with pytest.raises(CandidateFailure, match="results are reused"):
+            check_unseen_inputs(timer, pc, None, _case(t_candidate_ms=0.03), g)
+    assert calls == [[0, 1], [2, 3], [4, 5], [6, 7]]
+    check_unseen_inputs(timer, pc, None, _case(t_candidate_ms=0.03), g)  # nothing fresh: no call, no verdict
+    assert len(calls) == 4
 
 
 @pytest.mark.skipif(hostload._waited_ns() is None, reason="the kernel reports no run-queue wait (schedstat)")

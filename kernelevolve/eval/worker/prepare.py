@@ -72,9 +72,14 @@ class Trial:
     on_host: bool = False  # kept on the host by the memory plan; memory.resident brings it in
 
 
-# Input sets per case held back for the unseen-inputs check (harness.check_unseen_inputs): rounds of two, a
-# second round only where the first fails.
+# Input sets per case held back for one unseen-inputs check (harness.check_unseen_inputs): rounds of two, a
+# second round only where the first fails. Each set is used once: the cpu target, which may time a case twice on a
+# busy host, holds back a second check's worth (a set used in the first pass has been seen by the second).
 UNSEEN_SETS = 4
+
+
+def unseen_sets_for(device: torch.device) -> int:
+    return UNSEEN_SETS * (2 if device.type == "cpu" else 1)
 
 
 @dataclass
@@ -91,6 +96,7 @@ class PreparedCase:
     # Input sets the candidate never sees before timing ends, and their references: the unseen-inputs check.
     unseen_sets: list[list[Any]] = field(default_factory=list)
     unseen_refs: list[Any] = field(default_factory=list)
+    unseen_used: int = 0  # held-back sets already shown to the candidate: never used twice
     out_sizes: list[int] = field(default_factory=list)  # bytes of each output tensor: what poisoning covers
     ref_aliases_input: bool = False  # the reference returns (a view of) an input: aliasing is then allowed
     ref_max_abs: float | None = None
@@ -209,9 +215,10 @@ def prepare(
         maxima = [m for m in (_max_abs(t.reference) for t in trials) if m is not None]
         pc.ref_max_abs = max(maxima) if maxima else None
         pc.flops = problem_flops(module)
-        if timed and plan.unseen_sets < UNSEEN_SETS:
+        wanted = unseen_sets_for(device)
+        if timed and plan.unseen_sets < wanted:
             pc.notes.append(
-                f"{plan.unseen_sets} of {UNSEEN_SETS} held-back input sets: the host cannot hold more at these sizes"
+                f"{plan.unseen_sets} of {wanted} held-back input sets: the host cannot hold more at these sizes"
                 + (" (the unseen-inputs check is skipped)" if not plan.unseen_sets else "")
             )
         if timed:
@@ -319,7 +326,7 @@ class _Settle:
                     tensor_bytes(trial.oracle.exact) if trial.oracle is not None else 0,
                     job.trials,
                     job.timing_sets if self.timed else 0,
-                    UNSEEN_SETS if self.timed else 0,
+                    unseen_sets_for(self.device) if self.timed else 0,
                 ),
             )
         if self.first["plan"].trials_on_host:

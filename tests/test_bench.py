@@ -415,3 +415,24 @@ def test_the_hbm_rule_takes_memory_bound_cases_against_the_measured_bandwidth_an
     ]
     md = markdown([BenchRow("p", "ok", True, 2.0, cases=cases)], "# t")
     assert "HBM rule" in md and "1 of 4 cases" in md and "| p | N=1 | 83% | 91% | yes | - |" in md
+
+
+def test_bench_with_an_inbox_advances_each_run_one_round_and_exits_waiting(suite, tmp_path):
+    """--no-seeds: from the problem alone. Each problem's run sends its round of calls and stops waiting; the
+    same command again finds the answers, evaluates them and exports the best."""
+    box = tmp_path / "box"
+    args = ("bench", str(suite), "--only", "relu,noseed", "--no-seeds", "--budget", "2", "--llm", f"inbox:{box}")
+    p = bench(tmp_path, *args[1:])
+    assert p.returncode == 0, p.stderr
+    rows = json.loads((tmp_path / "out" / "results.json").read_text())["rows"]
+    assert [r["status"] for r in rows] == ["waiting", "waiting"], rows
+    assert "waiting: 2 of 2 problems wait for the model's answers" in p.stderr
+    prompts = sorted(box.glob("*.prompt.md"))
+    assert len(prompts) == 4 and {p.name.split("-")[0] for p in prompts} == {"relu", "noseed"}
+    for k, prompt in enumerate(prompts):  # two different kernels per problem: no answer is a duplicate
+        answer = RELU if k % 2 else RELU.replace("x.clamp_min(0.0)", "x.clamp(min=0.0)")
+        prompt.with_name(prompt.name.replace(".prompt.", ".response.")).write_text(answer)
+    p = bench(tmp_path, *args[1:])
+    assert p.returncode == 0, p.stderr
+    rows = json.loads((tmp_path / "out" / "results.json").read_text())["rows"]
+    assert [r["status"] for r in rows] == ["ok", "ok"], rows

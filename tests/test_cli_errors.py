@@ -266,7 +266,7 @@ def test_unreadable_or_impossible_runs_dir(tmp_path, monkeypatch):
 
 def test_messages_print_model_names_as_written(tmp_path):
     r = _cli("optimize", PROBLEM, "--llm", "vllm:x:=many", "--target", "cpu", "--runs-dir", tmp_path)
-    assert _error_line(r) == "error: --llm vllm:x:=many: the weight must be a number"
+    assert _error_line(r) == "error: --llm vllm:x:=many: the weight after '=' must be a number"
     r = _cli("optimize", PROBLEM, "--llm", "[bold]qwen[/]", "--target", "cpu", "--runs-dir", tmp_path)
     assert _error_line(r).startswith("error: --llm '[bold]qwen[/]': expected PROVIDER:MODEL")
 

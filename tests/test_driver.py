@@ -134,7 +134,7 @@ class _Client(LLMClient):
         super().__init__("m")
         self.answers = list(answers)
 
-    def complete(self, messages, *, max_tokens=8192, temperature=0.7):
+    def complete(self, messages, *, max_tokens=8192, temperature=0.7, name=""):
         answer = self.answers.pop(0)
         if isinstance(answer, Exception):
             raise answer

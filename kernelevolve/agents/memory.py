@@ -1,10 +1,12 @@
 """The context-memory agent: what each evaluation says, and what the next prompt should be told.
 
 After every evaluation it classifies the node's failure (compile / runtime error class, mismatch pattern),
-places a correct node on the roofline where the problem's minimum bytes are known, names the dominant
-bottleneck (from the harness's profile on cuda, when there is one: kernel resources the compiler reports,
-launches, the kernel that dominates device time, Nsight Compute's limiter), and remembers the changes tried
-on the ancestors that did not help, so the prompt can say "do not try this again".
+places a correct node on the roofline where the problem's minimum bytes are known (the harness's roofline on
+GPU targets; on the cpu, the minimum bytes at the host's bandwidth from platforms/facts.py, measured where the
+peaks cache has it and assumed otherwise, as the advice says), names the dominant bottleneck (from the
+harness's profile on cuda, when there is one: kernel resources the compiler reports, launches, the kernel that
+dominates device time, Nsight Compute's limiter), and remembers the changes tried on the ancestors that did
+not help, so the prompt can say "do not try this again". A bottleneck it cannot name is never sent to a model.
 """
 
 from __future__ import annotations
@@ -14,9 +16,11 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from kernelevolve.operators.edits import strategy_of
+from kernelevolve.operators.universal import shorten_line
+from kernelevolve.platforms.facts import DeviceFacts
 from kernelevolve.result import EvalResult, Status
 
-__all__ = ["Analysis", "analyse", "directives", "failed_strategies", "strategy_of"]
+__all__ = ["Analysis", "analyse", "brief", "directives", "failed_strategies", "strategy_of"]
 
 ERROR_CLASSES: list[tuple[str, str, str]] = [
     # (class, regex over reason + log tail, what to do about it)
@@ -121,6 +125,12 @@ def mismatch_pattern(result: EvalResult) -> str:
     return "; ".join(parts)
 
 
+def brief(reason: str, limit: int = 200) -> str:
+    """A reason's first line for a summary, without a compiler command line (the log has the diagnostics)."""
+    first = reason.strip().splitlines()[0] if reason.strip() else ""
+    return shorten_line(first, limit)[: limit + 60]
+
+
 def _all_pow2(shape: dict[str, Any]) -> bool:
     return all(isinstance(v, int) and v > 0 and v & (v - 1) == 0 for v in shape.values())
 
@@ -136,6 +146,27 @@ def roofline(result: EvalResult) -> dict[str, float] | None:
         "measured_ms": primary.t_candidate_ms,
         "fraction_of_roofline": primary.t_roofline_ms / primary.t_candidate_ms,
     }
+
+
+def host_roofline(result: EvalResult, facts: DeviceFacts | None) -> dict[str, float] | None:
+    """Primary case on the cpu: its minimum bytes at the host's bandwidth against the measured time (the harness
+    records no roofline time there). The bandwidth is measured where the peaks cache has it, else assumed."""
+    primary = result.cases[0] if result.cases else None
+    if facts is None or not facts.bandwidth_gbs or primary is None:
+        return None
+    if not primary.min_bytes or not primary.t_candidate_ms:
+        return None
+    floor_ms = primary.min_bytes / (facts.bandwidth_gbs * 1e9) * 1e3
+    return {
+        "min_bytes": float(primary.min_bytes),
+        "floor_ms": floor_ms,
+        "measured_ms": primary.t_candidate_ms,
+        "fraction_of_roofline": floor_ms / primary.t_candidate_ms,
+        "bandwidth_gbs": facts.bandwidth_gbs,
+    }
+
+
+HOST_MEMORY_BOUND = 0.25  # cpu: under this share of the bytes' floor, the time goes to work other than memory
 
 
 HIGH_SHARED_BYTES = 96 * 1024  # per program: above this few programs share an SM
@@ -286,13 +317,14 @@ def _profile_summary(facts: dict[str, Any]) -> str:
     return ", ".join(parts)
 
 
-def analyse(node_id: int, result: EvalResult) -> Analysis:
+def analyse(node_id: int, result: EvalResult, facts: DeviceFacts | None = None) -> Analysis:
+    """facts: the target's (platforms/facts.py); on the cpu they give the roofline the harness does not."""
     a = Analysis(node_id, result.status.value)
     if result.status in (Status.COMPILE_ERROR, Status.RUNTIME_ERROR, Status.CRASHED, Status.TIMEOUT, Status.REJECTED):
         a.error_class, advice = classify_error(result)
         a.bottleneck = "correctness"
         a.advice.append(advice)
-        a.summary = f"{result.status.value} ({a.error_class}): {result.reason[:200]}"
+        a.summary = f"{result.status.value} ({a.error_class}): {brief(result.reason)}"
         return a
     if result.status is Status.INCORRECT:
         a.mismatch = mismatch_pattern(result)
@@ -304,10 +336,15 @@ def analyse(node_id: int, result: EvalResult) -> Analysis:
             a.advice.append("keep the computation numerically stable: subtract the max, accumulate in fp32")
         return a
     a.roofline = roofline(result)
+    host = a.roofline is None and result.target == "cpu"
+    if host:
+        a.roofline = host_roofline(result, facts)
     primary = result.cases[0] if result.cases else None
     if primary and primary.t_candidate_ms and primary.t_candidate_ms < 0.02:
         a.bottleneck = "launch"
         a.advice.append("the kernel runs for microseconds: fewer launches, fuse, or more work per program")
+    elif host and a.roofline:
+        _host_advice(a, facts)
     elif a.roofline and a.roofline["fraction_of_roofline"] >= 0.6:
         a.bottleneck = "memory"
         a.advice.append("near the memory roofline: only moving fewer bytes (fusion, smaller dtypes) helps now")
@@ -340,6 +377,35 @@ def analyse(node_id: int, result: EvalResult) -> Analysis:
     return a
 
 
+def _host_advice(a: Analysis, facts: DeviceFacts | None) -> None:
+    """The cpu's bottleneck from where the kernel sits against the time its minimum bytes take."""
+    r = a.roofline or {}
+    fraction = r.get("fraction_of_roofline", 0.0)
+    how = "measured" if facts is not None and facts.bandwidth_source == "measured" else "assumed, not measured"
+    floor = (
+        f"{r.get('min_bytes', 0) / 1e6:.3g} MB at {r.get('bandwidth_gbs', 0):.0f} GB/s ({how}) take "
+        f"{r.get('floor_ms', 0):.3g} ms, the kernel {r.get('measured_ms', 0):.3g} ms"
+    )
+    if fraction >= 0.6:
+        a.bottleneck = "memory"
+        a.advice.append(f"near the host's memory roofline ({floor}): only moving fewer bytes (fusion) helps now")
+    elif fraction >= HOST_MEMORY_BOUND:
+        a.bottleneck = "memory"
+        a.advice.append(
+            f"at {100 * fraction:.0f}% of the host's memory roofline ({floor}): one pass over the data, "
+            "contiguous inner loops, every core streaming its own rows"
+        )
+    else:
+        a.bottleneck = "compute"
+        cores = f"the {facts.cores} cores" if facts is not None and facts.cores else "the cores"
+        a.advice.append(
+            f"at {100 * fraction:.0f}% of the host's memory roofline ({floor}): the time goes into arithmetic "
+            f"and loop overhead, not memory: vectorise the inner loops (-O3 -march=native, no branches, "
+            f"`#pragma omp simd`), parallelise the outer loop over {cores} with OpenMP, avoid exp/log library calls "
+            "in the inner loop"
+        )
+
+
 def failed_strategies(lineage: list[dict[str, Any]]) -> list[str]:
     """Changes tried on the lineage that made nothing better: each entry has 'strategy', 'fitness' and
     'parent_fitness' (None when not timed)."""
@@ -358,7 +424,9 @@ def directives(analysis: Analysis | None, failed: list[str]) -> list[str]:
     """What the prompt's "analysis of earlier attempts" section says."""
     out = []
     if analysis is not None:
-        out.append(f"Diagnosis of the current kernel: {analysis.summary}. Dominant bottleneck: {analysis.bottleneck}.")
+        known = analysis.bottleneck not in ("", "unknown")
+        clause = f" Dominant bottleneck: {analysis.bottleneck}." if known else ""
+        out.append(f"Diagnosis of the current kernel: {analysis.summary}.{clause}")
         out.extend(analysis.advice)
     for s in failed[-5:]:
         out.append(f"Already tried without gain, do not try again: {s}")

@@ -4,13 +4,18 @@
    documents to those for this platform and architecture, bottleneck and phase ("any" matches all).
 2. BM25 (bm25s) ranks sections of the selected documents against the query; the best sections are
    returned, whole, within a token budget.
+
+The query (`knowledge_query`) is made of what the step is about: the operations the reference performs
+(`reference_ops`, read from its source), the target's architecture, the bottleneck and the phase.
 """
 
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 KNOWLEDGE_ROOT = Path(__file__).resolve().parents[1] / "knowledge"
 CHARS_PER_TOKEN = 4  # a rough, conservative ratio for English and code
@@ -66,6 +71,11 @@ def _matches(value: str, wanted: str | None) -> bool:
         return True
     options = {v.strip().lower() for v in value.split(",")}
     return "any" in options or wanted.lower() in options or not value.strip()
+
+
+def _only(value: str, wanted: str) -> bool:
+    """Written for this platform alone (GPU-wide documents, "cuda, rocm", are not specific to either)."""
+    return [v.strip().lower() for v in value.split(",")] == [wanted.lower()]
 
 
 def _sections(path: Path) -> list[tuple[str, str]]:
@@ -133,7 +143,7 @@ class KnowledgeBase:
             sections = _sections(self.root / e.path)
             corpus.extend((e.path, h, t) for h, t in sections)
             own = (arch and _matches(e.arch, arch) and e.arch.lower() not in ("any", "")) or (
-                platform and e.platform.lower() not in ("any", "") and _matches(e.platform, platform)
+                platform and _only(e.platform, platform)
             )
             specific.extend([bool(own)] * len(sections))
         if not corpus or not query.strip():
@@ -162,3 +172,112 @@ class KnowledgeBase:
             used += cost
             out.append(Snippet(path, heading, text, float(score)))
         return out
+
+
+# Calls that shape, move or describe tensors: not the operations a kernel is about.
+NOT_OPS = frozenset(
+    (
+        "size dim shape numel view reshape contiguous to float half double int long bool bfloat16 unsqueeze "
+        "squeeze expand expand_as flatten unflatten clone detach item tolist type type_as cpu cuda empty "
+        "empty_like zeros zeros_like ones ones_like full full_like tensor as_tensor arange super Parameter "
+        "register_buffer narrow split chunk stride append extend range len list tuple enumerate zip isinstance "
+        "print no_grad flags randn rand randint normal_ uniform_ manual_seed"
+    ).split()
+)
+ARCH_WORDS = {
+    "cpu": "cpu c++ openmp vectorise simd cache",
+    "cuda": "gpu cuda triton",
+    "rocm": "gpu rocm hip triton wavefront",
+}
+BOTTLENECK_WORDS = {
+    "memory": "memory-bound bandwidth coalesced fusion bytes",
+    "compute": "compute-bound vectorise tensor cores tiles throughput",
+    "launch": "launch overhead fuse launches small",
+    "latency": "latency occupancy in flight",
+    "correctness": "error fix correctness",
+}
+PHASE_WORDS = {
+    "draft": "first kernel skeleton template",
+    "refine": "optimise faster tuning",
+    "debug": "debug error fix failing",
+}
+
+
+def _snake(name: str) -> str:
+    """LayerNorm -> layer_norm, Conv1d -> conv1d, GELU -> gelu."""
+    return re.sub(r"(?<=[a-z])(?=[A-Z])", "_", name).lower()
+
+
+def reference_ops(source: str) -> list[str]:
+    """What the reference computes, from its source: torch functions and tensor methods called in Model's
+    methods, nn modules constructed in its __init__ (as snake-case names), `@` as matmul; in order, once each."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+    model = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Model"), None)
+    if model is None:
+        return []
+    helpers = {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef)) and n is not model}
+    found: list[str] = []
+    for node in _reached(model, helpers):
+        if isinstance(node, ast.Call):
+            name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+            if not name or name in NOT_OPS or name.startswith("_"):
+                continue
+            if isinstance(node.func, ast.Attribute) and _is_self(node.func.value):
+                continue  # self.conv(x): the module it holds is named where it is built
+            found.append("transpose" if name == "t" else _snake(name) if name[:1].isupper() else name)
+        elif isinstance(node, (ast.BinOp, ast.AugAssign)) and isinstance(node.op, ast.MatMult):
+            found.append("matmul")
+    return [op for op in dict.fromkeys(found) if op not in ("module", "model")]
+
+
+def _reached(root: ast.AST, helpers: dict[str, ast.AST]) -> list[ast.AST]:
+    """The nodes of `root` and of the module's functions and classes it names (a reference may delegate)."""
+    out: list[ast.AST] = []
+    work, seen = [root], {id(root)}
+    while work:
+        for node in ast.walk(work.pop()):
+            out.append(node)
+            if isinstance(node, ast.Name) and node.id in helpers and id(helpers[node.id]) not in seen:
+                seen.add(id(helpers[node.id]))
+                work.append(helpers[node.id])
+    return out
+
+
+def _is_self(node: ast.expr) -> bool:
+    return isinstance(node, ast.Name) and node.id == "self"
+
+
+def knowledge_query(
+    ops: list[str],
+    *,
+    platform: str,
+    arch: str | None = None,
+    isa: list[str] | None = None,
+    bottleneck: str = "",
+    phase: str = "draft",
+    extra: str = "",
+) -> str:
+    """Deep search's query for one step: the operations, each also split at underscores and joined (layer_norm,
+    layer norm, layernorm), the target's architecture, the bottleneck and the phase, and `extra` (the
+    analysis's error class and advice)."""
+    words: list[str] = []
+    for op in ops:
+        words.append(op)
+        if "_" in op:
+            words += [op.replace("_", " "), op.replace("_", "")]
+    words.append(ARCH_WORDS.get(platform, platform))
+    if arch:
+        words.append(arch)
+    words += [f for f in isa or [] if f.startswith(("avx", "amx", "sve"))]
+    words.append(BOTTLENECK_WORDS.get(bottleneck, ""))
+    words.append(PHASE_WORDS.get(phase, phase))
+    words.append(extra)
+    return " ".join(w for w in words if w).strip()
+
+
+def injected(snippets: list[Any]) -> list[str]:
+    """The documents a prompt's knowledge came from, once each, in order."""
+    return list(dict.fromkeys(sn.path for sn in snippets))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import time
 from contextlib import ExitStack
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 
 import typer
@@ -15,6 +15,9 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from kernelevolve.cli.common import (
     ALLOW_TF32,
     CORRECTNESS,
+    LLM,
+    LLM_TIMEOUT,
+    MAX_INFLIGHT,
     RUNS_DIR,
     Baseline,
     Correctness,
@@ -60,8 +63,13 @@ def bench_command(
         None, "--time", min=1.0, help="seconds of search per problem (then the export is evaluated); default: none"
     ),
     strategy: str = typer.Option("greedy", help=f"search strategy: {', '.join(STRATEGIES)}"),
-    llm: list[str] = typer.Option([], "--llm", envvar="KERNELEVOLVE_LLM", help="PROVIDER:MODEL, repeatable"),
+    llm: list[str] = LLM,
     llm_base_url: str | None = typer.Option(None, "--llm-base-url", envvar="KERNELEVOLVE_LLM_BASE_URL"),
+    llm_timeout: float = LLM_TIMEOUT,
+    max_inflight: int | None = MAX_INFLIGHT,
+    no_seeds: bool = typer.Option(
+        False, "--no-seeds", help="search from the problem alone: the suite's seed and candidate_* kernels are not used"
+    ),
     target: Target | None = typer.Option(None, help="cpu, cuda or rocm; default cuda when a GPU is present"),
     out: Path = typer.Option(Path("bench"), "--out", help="folder for results.json and results.md"),
     runs_dir: Path = RUNS_DIR,
@@ -94,6 +102,8 @@ def bench_command(
                 f"--only: no problem named {', '.join(unknown)}; the suite has {', '.join(i.name for i in items)}"
             )
         items = [i for i in items if i.name in wanted]
+    if no_seeds:
+        items = [replace(i, seed=None, starts=[]) for i in items]
     if no_search and any(i.seed is None for i in items) and not llm:
         missing = ", ".join(i.name for i in items if i.seed is None)
         err.print(f"note: no seed kernel for {missing}; they are reported as not evaluated")
@@ -137,6 +147,8 @@ def bench_command(
                         strategy=strategy,
                         llm=llm,
                         llm_base_url=llm_base_url,
+                        llm_timeout=llm_timeout,
+                        max_inflight=max_inflight,
                         trials=trials,
                         timeout=timeout,
                         baseline=baseline.value,
@@ -164,6 +176,13 @@ def bench_command(
     text = _write(out, rows, suite, tgt, started, no_search, budget, strategy, time_s)
     Console(soft_wrap=True).print(text, markup=False, highlight=False)
     err.print(f"wrote {out / 'results.json'} and {out / 'results.md'}")
+    waiting = [r for r in rows if r.status == "waiting"]
+    if waiting:
+        err.print(
+            f"waiting: {len(waiting)} of {len(rows)} problems wait for the model's answers ({waiting[0].reason}); "
+            "run the same bench command again once they are there: each run goes on where it stopped",
+            highlight=False,
+        )
 
 
 def _write(
@@ -219,6 +238,8 @@ def _one(
     time_s: float | None = None,
     correctness: str = "measured",
     allow_tf32: bool = False,
+    llm_timeout: float = 300.0,
+    max_inflight: int | None = None,
 ) -> BenchRow:
     """A search's row is its exported module's evaluation, with the torch.compile baseline the search ran without.
     The search is a run like optimize's (search/session.py): the same bench command again resumes it."""
@@ -253,10 +274,14 @@ def _one(
     )
     limits = Limits(budget=budget, time_s=time_s)
     opened = session.open_run(store, spec, limits)
-    operator = session.llm_operator(opened, LLMSettings(llm_base_url, timeout_s=timeout))
-    stopped = session.build_driver(opened, evaluators, llm=operator, warm_start=False).run_search()
+    operator = session.llm_operator(opened, LLMSettings(llm_base_url, timeout_s=llm_timeout))
+    driver = session.build_driver(opened, evaluators, llm=operator, warm_start=False, max_inflight=max_inflight)
+    stopped = driver.run_search()
     outcome = session.finish(opened, stopped)
     searched = f"{outcome.evaluations} nodes; {stopped}"
+    if outcome.waiting:  # one round done: the export is evaluated when the run is
+        best = f"; best so far {outcome.best_fitness:.3g}x (node {outcome.best_node})" if outcome.best_node else ""
+        return BenchRow(item.name, "waiting", False, run=opened.run.id, reason=stopped, search=searched + best)
     if outcome.best_node is None:
         nodes = store.nodes(opened.run.id)
         first = store.evaluation(nodes[0].id) if nodes else None

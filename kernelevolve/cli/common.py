@@ -55,6 +55,10 @@ __all__ = [
     "ALLOW_TF32",
     "CORRECTNESS",
     "DB",
+    "LLM",
+    "LLM_HELP",
+    "LLM_TIMEOUT",
+    "MAX_INFLIGHT",
     "PROFILE_HELP",
     "RUNS_DIR",
     "Baseline",
@@ -75,6 +79,22 @@ Profile = Enum("Profile", {word: word for word in PROFILES}, type=str)
 Correctness = Enum("Correctness", {word: word for word in CORRECTNESS}, type=str)
 CORRECTNESS = typer.Option(Correctness.measured, "--correctness", help=CORRECTNESS_HELP)
 ALLOW_TF32 = typer.Option(False, "--allow-tf32", help=TF32_HELP)
+
+
+LLM_HELP = (
+    "PROVIDER:MODEL[=WEIGHT], repeatable (an ensemble): openai, anthropic, vllm, sglang, ollama, lmstudio; "
+    "exec:'CMD' (the prompt on CMD's stdin, the answer on its stdout); inbox:DIR (prompts written to DIR, answers "
+    "read from it: a run with unanswered calls stops as waiting, and the same command again serves them); "
+    "openai-batch:MODEL (OpenAI's Batch API, deferred the same way); replay:RUN"
+)
+LLM = typer.Option([], "--llm", envvar="KERNELEVOLVE_LLM", help=LLM_HELP)
+LLM_TIMEOUT = typer.Option(300.0, "--llm-timeout", min=1, help="seconds one model call may take (exec, APIs)")
+MAX_INFLIGHT = typer.Option(
+    None,
+    "--max-inflight",
+    min=1,
+    help="steps in flight at once [default: devices + 1]; with a deferred model (inbox, batch), calls per round",
+)
 
 
 # readable=False: the store, not the option parser, says what is wrong with the folder (kernelevolve/store/store.py).

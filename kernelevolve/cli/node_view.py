@@ -1,4 +1,5 @@
-"""`kernelevolve show RUN --node N`: one node's record, numbered within its run as every message numbers it."""
+"""`kernelevolve show RUN --node N`: one node's record, numbered within its run as every message numbers it;
+with `--prompt`, only what the node's model saw and answered."""
 
 from __future__ import annotations
 
@@ -146,3 +147,18 @@ def _llm_call(store: Store, call: dict[str, Any], say: Any, heading: Any) -> Non
         path = store.path(call[key])
         heading(f"{label}: {path.resolve()}")
         say(path.read_text().rstrip("\n") if path.is_file() else "(the file is missing)")
+
+
+def show_prompt(store: Store, run: Run, node: Node, console: Console) -> bool:
+    """The prompt node N's model saw and the answer it gave, as stored, printed as they are; False when the node
+    was not written by a model (nothing to show)."""
+
+    def say(text: str) -> None:
+        console.print(text, markup=False, highlight=False, emoji=False, soft_wrap=True)
+
+    call = store.llm_call_of(node.id)
+    if call is None:
+        say(f"run {run.id}, node {node.step} ({node.operator}) was not written by a model: it has no prompt")
+        return False
+    _llm_call(store, call, say, lambda text: console.print(Text(f"\n== {text}", style="bold"), soft_wrap=True))
+    return True

@@ -20,6 +20,9 @@ from kernelevolve.cli.common import (
     ALLOW_TF32,
     CORRECTNESS,
     DB,
+    LLM,
+    LLM_TIMEOUT,
+    MAX_INFLIGHT,
     PROFILE_HELP,
     RUNS_DIR,
     Baseline,
@@ -158,13 +161,9 @@ def optimize_command(
     no_compile_baseline: bool = typer.Option(False, "--no-compile-baseline", help="skip the torch.compile baseline"),
     rng_seed: int = typer.Option(0, "--rng-seed", help="seed of the strategy's and operator's choices"),
     devices: str = typer.Option("0", help="GPU indices to evaluate on, one worker each (e.g. 0,1,2,3)"),
-    llm: list[str] = typer.Option(
-        [],
-        "--llm",
-        envvar="KERNELEVOLVE_LLM",
-        help="PROVIDER:MODEL[=WEIGHT], repeatable (an ensemble): openai, anthropic, vllm, sglang, ollama, "
-        "lmstudio, or replay:RUN",
-    ),
+    llm: list[str] = LLM,
+    llm_timeout: float = LLM_TIMEOUT,
+    max_inflight: int | None = MAX_INFLIGHT,
     llm_base_url: str | None = typer.Option(
         None, "--llm-base-url", envvar="KERNELEVOLVE_LLM_BASE_URL", help="endpoint of an OpenAI-compatible server"
     ),
@@ -187,7 +186,7 @@ def optimize_command(
     """Search for a faster kernel from --seed (tune operator) and/or with an LLM; resumable at any point."""
     store = _open_store(runs_dir, db)
     limits = Limits(budget, time_limit, stall, target_speedup, max_cost)
-    settings = LLMSettings(llm_base_url, prices, timeout, agent_budget if agent else 0)
+    settings = LLMSettings(llm_base_url, prices, llm_timeout, agent_budget if agent else 0)
     try:
         if resume:
             spec = session.stored_spec(store, resume)
@@ -210,7 +209,7 @@ def optimize_command(
                 allow_tf32=allow_tf32,
             )
         if dry_run:
-            name, prompt = session.first_prompt(store, spec, settings)
+            name, prompt = session.first_prompt(store, spec, settings, warm_start=warm_start, profile=profile.value)
             path = runs_dir / f"prompt-{name}.md"
             try:
                 path.write_text(prompt)
@@ -245,6 +244,7 @@ def optimize_command(
                 profile=profile.value,
                 warm_start=warm_start,
                 on_update=update,
+                max_inflight=max_inflight,
             )
             for note in opened.notes:
                 err.print(note, highlight=False)
@@ -259,7 +259,7 @@ def optimize_command(
     finally:
         for ev in evaluators:
             ev.close()
-    err.print(f"stopped: {reason}", highlight=False)
+    err.print(f"{'waiting' if outcome.waiting else 'stopped'}: {reason}", highlight=False)
     if as_json:
         sys.stdout.write(json.dumps(outcome.to_json()) + "\n")
     else:
@@ -270,7 +270,7 @@ def optimize_command(
                 f"{ratio:.3g}x" if ratio else f"not measured ({outcome.final.compile_baseline or outcome.final.reason})"
             )
             Console().print(f"best kernel against torch.compile: {shown}", highlight=False)
-    raise typer.Exit(0 if outcome.best_node is not None else 1)
+    raise typer.Exit(0 if outcome.best_node is not None or outcome.waiting else 1)
 
 
 # `kernelevolve runs` lists; its subcommands (`runs rm`, cli/runs_cmd.py) act on runs.
@@ -310,6 +310,9 @@ def show_command(
         help="one node, by its number within the run: its files, source, diff from its parent, evaluation, "
         "analysis, and for an LLM node the prompt and the answer",
     ),
+    prompt: bool = typer.Option(
+        False, "--prompt", help="with --node: only what the node's model saw (the prompt) and answered"
+    ),
 ) -> None:
     """The best nodes of a run and the lineage of the best; every node with --all, one node's record with --node."""
     store = _open_store(runs_dir, db)
@@ -325,8 +328,15 @@ def show_command(
         if row is None:
             count = len(store.nodes(run.id))
             raise usage_error(f"run {run.id} has no node {node} (its nodes are 1 to {count})")
+        if prompt:
+            from kernelevolve.cli.node_view import show_prompt
+
+            show_prompt(store, run, row, Console())
+            return
         show_node(store, run, row, Console())
         return
+    if prompt:
+        raise usage_error("--prompt shows one node's prompt: give --node N")
     Console().print(
         f"problem {run.problem_path}  platform {run.platform}  status {run.status}"
         + (f"  ({run.stop_reason})" if run.stop_reason else ""),

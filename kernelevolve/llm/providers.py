@@ -135,7 +135,9 @@ class OpenAICompatible(_SDKClient):
         client = openai.OpenAI(base_url=self.base_url, api_key=key, timeout=self._timeout_s, max_retries=0)
         return client.chat.completions.create
 
-    def complete(self, messages: list[Message], *, max_tokens: int = 8192, temperature: float = 0.7) -> LLMResponse:
+    def complete(
+        self, messages: list[Message], *, max_tokens: int = 8192, temperature: float = 0.7, name: str = ""
+    ) -> LLMResponse:
         call = self._sdk()
         t0 = time.monotonic()
         try:
@@ -181,7 +183,9 @@ class Anthropic(_SDKClient):
         self._takes_temperature = "temperature" in inspect.signature(client.messages.create).parameters
         return client.messages.create
 
-    def complete(self, messages: list[Message], *, max_tokens: int = 8192, temperature: float = 0.7) -> LLMResponse:
+    def complete(
+        self, messages: list[Message], *, max_tokens: int = 8192, temperature: float = 0.7, name: str = ""
+    ) -> LLMResponse:
         call = self._sdk()
         system = "\n\n".join(m.content for m in messages if m.role == "system")
         chat = [{"role": m.role, "content": m.content} for m in messages if m.role != "system"]

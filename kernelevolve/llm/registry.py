@@ -7,26 +7,33 @@ import threading
 from dataclasses import dataclass
 
 from kernelevolve.llm.base import LLMClient, LLMError
+from kernelevolve.llm.batch import OpenAIBatch
+from kernelevolve.llm.offline import ExecClient, InboxClient
 from kernelevolve.llm.providers import DEFAULT_BASE_URLS, Anthropic, OpenAICompatible, RetryPolicy
 
 OPENAI_COMPATIBLE = tuple(DEFAULT_BASE_URLS)
 
 
+# Providers whose "model" is a command or a folder, which may hold "=" of its own: the whole text is theirs, and
+# they take no weight.
+FREE_FORM = ("exec", "inbox")
+
+
 def parse_spec(spec: str) -> tuple[str, str, float]:
-    """'provider:model[=weight]' -> (provider, model, weight)."""
-    weight = 1.0
-    if "=" in spec:
-        spec, w = spec.rsplit("=", 1)
-        try:
-            weight = float(w)
-        except ValueError:
-            raise LLMError(f"--llm {spec}={w}: the weight must be a number") from None
+    """'provider:model[=weight]' -> (provider, model, weight); exec:CMD and inbox:DIR as written, weight 1."""
     if ":" not in spec:
         raise LLMError(
             f"--llm {spec!r}: expected PROVIDER:MODEL, e.g. openai:gpt-4.1, anthropic:claude-sonnet-4-5, "
-            "vllm:Qwen/Qwen3-32B, ollama:qwen3, replay:RUN"
+            "vllm:Qwen/Qwen3-32B, ollama:qwen3, exec:'CMD', inbox:DIR, openai-batch:gpt-4.1, replay:RUN"
         )
     provider, model = spec.split(":", 1)
+    weight = 1.0
+    if "=" in model and provider not in FREE_FORM:
+        model, w = model.rsplit("=", 1)
+        try:
+            weight = float(w)
+        except ValueError:
+            raise LLMError(f"--llm {spec}: the weight after '=' must be a number") from None
     return provider, model, weight
 
 
@@ -42,7 +49,16 @@ def make_client(
         return OpenAICompatible(provider, model, base_url=base_url, timeout_s=timeout_s, retry=retry)
     if provider == "anthropic":
         return Anthropic(model, base_url=base_url, timeout_s=timeout_s, retry=retry)
-    raise LLMError(f"unknown LLM provider {provider!r}: use one of {', '.join(OPENAI_COMPATIBLE)}, anthropic, replay")
+    if provider == "exec":
+        return ExecClient(model, timeout_s=timeout_s)
+    if provider == "inbox":
+        return InboxClient(model)
+    if provider == "openai-batch":
+        return OpenAIBatch(model, base_url=base_url, timeout_s=timeout_s)
+    raise LLMError(
+        f"unknown LLM provider {provider!r}: use one of {', '.join(OPENAI_COMPATIBLE)}, anthropic, exec, inbox, "
+        "openai-batch, replay"
+    )
 
 
 @dataclass

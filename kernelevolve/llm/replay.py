@@ -28,7 +28,9 @@ class RecordedClient(LLMClient):
         self.served = 0
         self._lock = threading.Lock()
 
-    def complete(self, messages: list[Message], *, max_tokens: int = 8192, temperature: float = 0.7) -> LLMResponse:
+    def complete(
+        self, messages: list[Message], *, max_tokens: int = 8192, temperature: float = 0.7, name: str = ""
+    ) -> LLMResponse:
         with self._lock:
             if self.served >= len(self.responses):
                 raise LLMError(f"replay: the recording of {self.model} has no more responses")

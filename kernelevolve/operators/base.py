@@ -27,6 +27,7 @@ class ParentContext:
     lineage: list[dict[str, Any]] = field(default_factory=list)  # ancestors: id, operator, status, fitness, reason
     analysis: dict[str, Any] | None = None  # the memory agent's analysis of this node
     history: list[dict[str, Any]] = field(default_factory=list)  # the node and its ancestors, with strategies
+    children: list[dict[str, Any]] = field(default_factory=list)  # its children so far: id, operator, status, ...
 
 
 @dataclass
@@ -35,6 +36,9 @@ class PromptContext:
 
     directives: list[str] = field(default_factory=list)
     knowledge: list[str] = field(default_factory=list)
+    knowledge_paths: list[str] = field(default_factory=list)  # the knowledge-base documents injected, in order
+    knowledge_query: str = ""  # what deep search was asked
+    drafts: list[dict[str, Any]] = field(default_factory=list)  # a draft step: the run's earlier drafts
 
 
 @dataclass
@@ -68,4 +72,6 @@ class Proposal:
     strategy: str = ""  # what the change tries, for the memory agent
     note: str = ""  # why there is no candidate
     stop: str = ""  # the operator can propose nothing more: the run's stop reason
+    pending: str = ""  # a deferred model took the prompt and has not answered: where it waits (call holds it)
+    knowledge: list[str] = field(default_factory=list)  # knowledge-base documents the prompt carried
     meta: dict[str, Any] = field(default_factory=dict)  # the operator's own bookkeeping, returned to its feedback

@@ -1,30 +1,35 @@
 """The universal LLM operator: one prompt, synthesised at each step from what the search knows.
 
-Draft steps (no parent) ask for an independent kernel from the problem alone; refine steps show the
-parent kernel, its evaluation (status, reason, per-case errors and timings, log tail) and its lineage.
-`directives` and `knowledge` are the hooks the memory and retrieval agents fill in.
+Every prompt states what a model cannot guess: the device and its limits, the software that builds the kernel,
+the correctness rule and kernel policy this run applies (`options`, the run's EvalOptions), how extensions are
+built and what TUNABLES does. Draft steps (no parent) ask for an independent kernel from the problem alone,
+naming the run's earlier drafts so each tries something else; refine and debug steps show the parent kernel,
+its evaluation (status, reason, per-case errors and timings, the compiler's diagnostics), its lineage and what
+its other children tried. `directives` and `knowledge` are what the memory and retrieval agents fill in.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 from typing import Any
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
-from kernelevolve.eval.job import BUDGET_MULTIPLE
-from kernelevolve.llm.base import LLMError, LLMResponse, Message
+from kernelevolve.eval.job import BUDGET_MULTIPLE, EvalOptions
+from kernelevolve.llm.base import LLMError, LLMPending, LLMResponse, Message, render
 from kernelevolve.llm.pricing import PriceTable
 from kernelevolve.llm.registry import Ensemble
 from kernelevolve.operators.base import ParentContext, Proposal, Request
 from kernelevolve.operators.tune import params_of
 from kernelevolve.platforms.base import Platform
-from kernelevolve.problem.problem import Problem, source_hash
+from kernelevolve.platforms.facts import DeviceFacts, device_facts
+from kernelevolve.problem.problem import MISSING, Problem, literal, source_hash
 from kernelevolve.result import EvalResult, Status
 from kernelevolve.store.store import LLMCallRecord
 
-__all__ = ["ParentContext", "UniversalOperator", "shape_cases_literal"]
+__all__ = ["ParentContext", "UniversalOperator", "compiler_diagnostics", "shape_cases_literal"]
 
 TEMPLATES = Environment(
     loader=FileSystemLoader(Path(__file__).parent / "templates"),
@@ -34,17 +39,11 @@ TEMPLATES = Environment(
 )
 LOG_TAIL_CHARS = 1500
 MAX_LLM_FAILURES = 3  # consecutive calls that reached no model: stop and say why
-
-
-def render(messages: list[Message]) -> str:
-    """A prompt as one Markdown text, as it is stored and as `--dry-run` writes it."""
-    return "\n\n".join(f"## {m.role}\n\n{m.content}" for m in messages)
+MAX_UNPRODUCTIVE = 5  # consecutive answers that were known kernels or unusable: stop rather than spin
 
 
 def shape_cases_literal(source: str) -> list[dict[str, Any]]:
     """SHAPE_CASES as the problem file writes it; [] where it has none, builds it by code, or does not parse."""
-    from kernelevolve.problem.problem import literal
-
     try:
         cases = literal(ast.parse(source), "SHAPE_CASES")
     except (SyntaxError, ValueError):
@@ -52,8 +51,256 @@ def shape_cases_literal(source: str) -> list[dict[str, Any]]:
     return list(cases) if isinstance(cases, (list, tuple)) else []
 
 
+# What each input distribution of problem/inputs.py draws, in its order (a test keeps the two equal; the parent
+# never imports torch, so inputs.DISTRIBUTIONS is not imported here).
+DISTRIBUTIONS = {
+    "given": "get_inputs() exactly as written",
+    "normal": "standard normal N(0, 1)",
+    "large": "N(0, 1) x 100",
+    "heavy_tailed": "Student-t with 2 degrees of freedom, clamped to +-1000 (a few large values among many small)",
+    "uniform_signed": "uniform on [-1, 1)",
+}
+
+# One angle per draft, in turn: drafts written at the same time then differ even before any has been evaluated.
+DRAFT_ANGLES = (
+    "the most direct kernel for the operator, written carefully: one pass over the data where the operator allows",
+    "a different decomposition of the work than the obvious one: another split across programs or threads "
+    "(several rows per program, a split of the reduction dimension, a persistent grid), or another kernel "
+    "language that is timed here",
+    "a kernel built for the largest shape case first (tiling, vector width, cache blocking), its block sizes "
+    "exposed in TUNABLES",
+)
+# What a refine step looks at first when the analysis names nothing more pressing, in turn by call number.
+REFINE_FOCUS = (
+    "the dominant cost the evaluation and the analysis point to",
+    "memory traffic: bytes moved per output, coalesced or contiguous access, vector-width loads and stores",
+    "the work decomposition and launch configuration: work per program or thread, grid size against the "
+    "device's SMs or cores, occupancy",
+    "the shape case with the lowest speedup",
+)
+
+LONG_LINE = 300  # characters: a longer log line is cut (a compiler command line is dropped whole)
+MAX_DIAGNOSTICS = 6  # compiler error lines shown, with their context
+DIAGNOSTIC_CHARS = 3000
+ERROR_LINE = re.compile(
+    r"\berror\b\s*(?:[A-Z]*\d+\s*)?:|\): error\b|\bfatal error\b|undefined (?:symbol|reference)|ptxas .*error",
+    re.IGNORECASE,
+)
+COMMAND = re.compile(r"(?:\[\d+/\d+\]\s+)?(?<![\w+.])(?:\S*[/-])?(?:c\+\+|g\+\+|gcc|clang\+\+|clang|nvcc|hipcc|cc)\s+-")
+COMMAND_FLAGS = 4  # options after the compiler's name that make a line a command line
+FRAME = re.compile(r'^\s*File "[^"]+", line \d+')
+
+
+def shorten_line(line: str, limit: int = LONG_LINE) -> str:
+    """A log line a prompt can carry: a compiler command line (whole, or the start of one) is replaced by a note,
+    other long lines are cut."""
+    m = COMMAND.search(line)
+    if m and line.count(" -", m.start()) >= COMMAND_FLAGS:
+        head = line[: min(m.start(), limit)] + (" ..." if m.start() > limit else "")
+        return head + f"<compiler command line of {len(line) - m.start():,} characters omitted>"
+    return line if len(line) <= limit else line[:limit] + " ..."
+
+
+def _windows(lines: list[str]) -> list[tuple[int, int]]:
+    """Line ranges around each distinct compiler error: one line before (gcc's "In function"), the error, and the
+    lines gcc and nvcc print under it (source, caret, fix-it), up to the next error or blank line."""
+    seen: set[str] = set()
+    out: list[tuple[int, int]] = []
+    for i, line in enumerate(lines):
+        if len(line) > LONG_LINE or not ERROR_LINE.search(line):
+            continue
+        key = re.sub(r"^\S*?([^/\s]+:\d+)", r"\1", line.strip())  # the same error from another path
+        if key in seen:
+            continue
+        seen.add(key)
+        end = i + 1
+        while end < min(len(lines), i + 5) and lines[end].strip() and not ERROR_LINE.search(lines[end]):
+            end += 1
+        start = max(i - 1, out[-1][1] if out else 0)
+        if start < i and not lines[start].strip():
+            start = i
+        out.append((start, end))
+        if len(out) >= MAX_DIAGNOSTICS:
+            break
+    return out
+
+
+# Paths of frames that are not the candidate's: this package (here, or as a log from another machine names it),
+# installed packages, the standard library.
+NOT_CANDIDATE = (
+    str(Path(__file__).resolve().parents[1]),
+    "/kernelevolve/eval/",
+    "/kernelevolve/problem/",
+    "/kernelevolve/platforms/",
+    "site-packages",
+    "dist-packages",
+    "/lib/python3",
+    "<frozen ",
+)
+
+
+def _harness_frame(line: str) -> bool:
+    """A traceback frame of the harness, the standard library or an installed package, not of the candidate."""
+    return any(part in line for part in NOT_CANDIDATE)
+
+
+def _traceback_blocks(lines: list[str]) -> list[tuple[list[list[str]], list[str]]]:
+    """Each traceback in the text: its frames (the File line and the code under it) and its exception message."""
+    starts = [i for i, line in enumerate(lines) if line.startswith("Traceback (most recent call last)")]
+    blocks = []
+    for n, first in enumerate(starts):
+        body = lines[first + 1 : starts[n + 1] if n + 1 < len(starts) else len(lines)]
+        frames: list[list[str]] = []
+        i = 0
+        while i < len(body) and (FRAME.match(body[i]) or (frames and body[i].startswith("    "))):
+            if FRAME.match(body[i]):
+                frames.append([body[i]])
+            else:
+                frames[-1].append(body[i])
+            i += 1
+        message = []
+        for line in body[i:]:
+            if not line.strip() or line.startswith(("The above exception", "During handling")):
+                break
+            message.append(line)
+        if frames:
+            blocks.append((frames, message))
+    return blocks
+
+
+def _last_traceback(lines: list[str], brief: bool) -> list[str]:
+    """The last traceback through the candidate's own code (else the last one): the candidate's last frame, the
+    frame that raised, and the exception (its first line when `brief`, else its head and tail)."""
+    blocks = _traceback_blocks(lines)
+    if not blocks:
+        return []
+    own = [b for b in blocks if any(not _harness_frame(f[0]) for f in b[0])]
+    frames, message = (own or blocks)[-1]
+    mine = [f for f in frames if not _harness_frame(f[0])]
+    kept = ([mine[-1]] if mine and mine[-1] is not frames[-1] else []) + [frames[-1]]
+    if brief:
+        message = message[:1]
+    elif len(message) > 12:
+        message = message[:2] + ["    ..."] + message[-9:]
+    return [line for f in kept for line in f] + message
+
+
+def compiler_diagnostics(text: str) -> str:
+    """What a failed build or load says, for a prompt: each distinct compiler error (g++, nvcc, ptxas, the linker)
+    with its context, and the last frames of the traceback through the candidate's code; never a compiler
+    command line. "" when the text holds neither."""
+    lines = text.splitlines()
+    parts = []
+    windows = _windows(lines)
+    if windows:
+        shown = ["\n".join(shorten_line(x) for x in lines[a:b]) for a, b in windows]
+        parts.append("Errors:\n" + "\n...\n".join(shown))
+    frames = _last_traceback(lines, brief=bool(windows))
+    if frames:
+        parts.append("Last frames of the traceback:\n" + "\n".join(shorten_line(x) for x in frames))
+    out = "\n\n".join(parts)
+    return out if len(out) <= DIAGNOSTIC_CHARS else out[:DIAGNOSTIC_CHARS] + "\n..."
+
+
+def _log_excerpt(result: EvalResult) -> str:
+    """A failed evaluation's log for a prompt: the compiler's diagnostics, else its tail with long lines cut."""
+    diagnostics = compiler_diagnostics(f"{result.log_tail}\n{result.reason}")
+    if diagnostics:
+        return diagnostics
+    tail = "\n".join(shorten_line(x) for x in result.log_tail.strip().splitlines())
+    return tail[-LOG_TAIL_CHARS:]
+
+
+def policy_on(platform: Platform, options: EvalOptions) -> bool:
+    """The kernel policy in force: the run's choice, else the target's default (eval/worker/policy.py's
+    policy_default, which imports torch: a test keeps the two equal)."""
+    return options.require_kernel if options.require_kernel is not None else platform.device_type != "cpu"
+
+
+def _problem_literal(source: str, name: str) -> Any:
+    """A problem constant written as a literal; None where it is absent or computed."""
+    try:
+        value = literal(ast.parse(source), name)
+    except (SyntaxError, ValueError):
+        return None
+    return None if value is MISSING else value
+
+
+def _dtype(source: str) -> str:
+    """The problem's DTYPE as written (`torch.float16` or "float16"); float32 where it sets none."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return "float32"
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "DTYPE" for t in node.targets):
+            v = node.value
+            if isinstance(v, ast.Attribute):
+                return v.attr
+            if isinstance(v, ast.Constant) and isinstance(v.value, str):
+                return v.value
+            return ""
+    return "float32"
+
+
+def judging(options: EvalOptions, source: str) -> dict[str, Any]:
+    """The correctness rule this run applies to this problem (eval/worker/prepare.criterion_for), and the input
+    distributions its trials draw from (prepare._trials: in order, wrapping round)."""
+    tolerance = _problem_literal(source, "TOLERANCE")
+    if not (isinstance(tolerance, dict) and {"atol", "rtol"} <= set(tolerance)):
+        tolerance = None
+    computed = tolerance is None and re.search(r"(?m)^TOLERANCE\s*=", source) is not None
+    allowed = _problem_literal(source, "INPUT_DISTRIBUTIONS")
+    names = [d for d in allowed if d in DISTRIBUTIONS] if isinstance(allowed, (list, tuple)) else []
+    names = names or list(DISTRIBUTIONS)
+    rule = "tolerance" if tolerance or computed else "measured"
+    rule = "kernelbench" if options.correctness == "kernelbench" else rule
+    if rule == "kernelbench":
+        names = ["given"]
+    drawn = list(dict.fromkeys(names[i % len(names)] for i in range(options.trials)))
+    rtol = float(tolerance["rtol"]) if tolerance else 0.0
+    return {
+        "rule": rule,
+        "multiple": f"{BUDGET_MULTIPLE:g}",
+        "atol": f"{float(tolerance['atol']):g}" if tolerance else "",
+        "rtol": f"{rtol:g}" if tolerance else "",
+        "norm": f"{max(10 * rtol, 1e-3):g}",
+        "trials": options.trials,
+        "distributions": [{"name": d, "text": DISTRIBUTIONS[d]} for d in drawn],
+        "restricted": allowed is not None,
+        "allow_tf32": options.allow_tf32,
+        "dtype": _dtype(source),
+    }
+
+
+def tidy(text: str) -> str:
+    """A rendered message with runs of blank lines (left by template sections that are off) cut to one; code
+    blocks are kept exactly as they are."""
+    out: list[str] = []
+    fenced = False
+    for line in text.strip().splitlines():
+        if line.startswith("```"):
+            fenced = not fenced
+        elif not fenced and not line.strip() and (not out or not out[-1].strip()):
+            continue
+        out.append(line.rstrip() if not fenced else line)
+    return "\n".join(out)
+
+
+def timed_languages(platform: Platform) -> list[str]:
+    return [lang for lang in platform.languages if lang != "pytorch" and lang not in platform.interpreted]
+
+
+def _sm(facts: DeviceFacts) -> str:
+    return facts.capability.replace(".", "") if facts.capability else ""
+
+
 class UniversalOperator:
     name = "llm"
+    # What every prompt states about the run: its evaluation options (correctness rule, trials, TF32, kernel
+    # policy) and the target's facts (None: gathered on this machine at the first prompt). The session sets both.
+    options: EvalOptions = EvalOptions()
+    facts: DeviceFacts | None = None
 
     def __init__(
         self,
@@ -76,6 +323,9 @@ class UniversalOperator:
         self.cost = 0.0  # USD spent through this operator in this session
         self.failures = 0  # consecutive calls that reached no model
         self.last_error = ""
+        self.unproductive = 0  # consecutive answers with nothing to evaluate (duplicates, unusable)
+        self.last_unproductive = ""
+        self.call_prefix = f"{problem.name}-"  # the session sets `<problem>-<run>-`: call names unique per run
 
     def messages(
         self,
@@ -84,34 +334,59 @@ class UniversalOperator:
         draft_index: int = 1,
         directives: list[str] | None = None,
         knowledge: list[str] | None = None,
+        drafts: list[dict[str, Any]] | None = None,
+        seq: int = 0,
     ) -> list[Message]:
+        """The system and user messages of one step; `drafts`: the run's earlier drafts (a draft step), `seq`: the
+        call's number in the run (it picks a refine step's focus, so calls in flight on one parent differ)."""
+        facts = self.facts or device_facts(self.platform.name)
         languages = ", ".join(lang for lang in self.platform.languages if lang != "pytorch")
         note = self.platform.note
         if self.platform.interpreted:
             note = (note + " " if note else "") + "Only C++ kernels are timed here; prefer them."
+        shown = self._parent(parent)
         context = {
             "languages": languages,
             "platform": {
                 "name": self.platform.name,
                 "device": self.platform.device_type,
                 "languages": languages,
+                "timed": ", ".join(timed_languages(self.platform)),
                 "note": note,
+                "facts": facts.describe(),
             },
+            "judging": judging(self.options, self.problem.source),
+            "policy": {
+                "on": policy_on(self.platform, self.options),
+                "default": self.options.require_kernel is None,
+                "gpu": self.platform.device_type != "cpu",
+            },
+            "build": {
+                "cxx": facts.versions.get("cxx", ""),
+                "sm": _sm(facts),
+                "cuda": "cuda" in self.platform.languages,
+                "cpu": self.platform.device_type == "cpu",
+            },
+            "baseline": self.options.baseline,
             "problem": {
                 "name": self.problem.name,
                 "source": self.problem.source.strip(),
                 "cases": shape_cases_literal(self.problem.source),
+                "computed_cases": re.search(r"(?m)^SHAPE_CASES\s*=", self.problem.source) is not None,
             },
-            "parent": self._parent(parent),
+            "parent": shown,
             "lineage": parent.lineage if parent else [],
             "draft_index": draft_index,
+            "drafts": drafts or [],
+            "draft_angle": DRAFT_ANGLES[(draft_index - 1) % len(DRAFT_ANGLES)],
+            "focus": REFINE_FOCUS[seq % len(REFINE_FOCUS)] if shown and not shown["failed"] else "",
             "directives": directives or [],
             "knowledge": knowledge or [],
             "budget_multiple": f"{BUDGET_MULTIPLE:g}",
         }
         return [
-            Message("system", TEMPLATES.get_template("system.j2").render(**context).strip()),
-            Message("user", TEMPLATES.get_template("user.j2").render(**context).strip()),
+            Message("system", tidy(TEMPLATES.get_template("system.j2").render(**context))),
+            Message("user", tidy(TEMPLATES.get_template("user.j2").render(**context))),
         ]
 
     def _parent(self, parent: ParentContext | None) -> dict[str, Any] | None:
@@ -136,11 +411,13 @@ class UniversalOperator:
             "operator": parent.operator,
             "source": parent.source.strip(),
             "status": r.status.value if r else "unknown",
+            "failed": failed,
             "fitness": r.fitness if r else None,
             "baseline": r.baseline if r else "eager",
-            "reason": r.reason if r else "",
+            "reason": "\n".join(shorten_line(x) for x in r.reason.splitlines()) if r else "",
             "cases": cases,
-            "log_tail": r.log_tail.strip()[-LOG_TAIL_CHARS:] if failed and r.log_tail.strip() else "",
+            "log_tail": _log_excerpt(r) if failed else "",
+            "children": parent.children,
         }
 
     def messages_for(self, request: Request) -> list[Message]:
@@ -149,33 +426,94 @@ class UniversalOperator:
             draft_index=request.draft_index,
             directives=request.context.directives,
             knowledge=request.context.knowledge,
+            drafts=request.context.drafts,
+            seq=request.seq,
         )
+
+    def call_name(self, seq: int) -> str:
+        """The name of the run's call `seq`, the same in every session: deferred clients key on it."""
+        return f"{self.call_prefix}{seq:03d}"
 
     def propose(self, request: Request) -> Proposal:
         """One step. Never raises for a bad response or an unreachable model: the failure is in the proposal."""
-        from kernelevolve.operators.edits import EditError, apply_response, strategy_of
-
         parent = request.parent
         messages = self.messages_for(request)
-        operator, parents = ("llm", request.parents[:1]) if parent else ("llm-draft", [])
         arm = self.ensemble.choose()
+        parents = request.parents[:1] if parent else []
         if self.agent_budget > 0:
             prompt, response, source, error = self._agent_step(arm, messages, parent)
+            return self._proposal(request.seq, parents, parent, arm, prompt, response, source, error, request.island)
+        prompt, response, error = render(messages), None, ""
+        try:
+            response = arm.client.complete(
+                messages, max_tokens=self.max_tokens, temperature=self.temperature, name=self.call_name(request.seq)
+            )
+        except LLMPending as e:  # stored as pending: a later session serves its answer
+            call = LLMCallRecord(request.seq, arm.client.name, parents, prompt, "", outcome="pending")
+            return Proposal("llm" if parent else "llm-draft", parents, call=call, pending=e.where, note=str(e))
+        except LLMError as e:
+            error = str(e)
+        source, error = self._parsed(response, parent, error)
+        return self._proposal(request.seq, parents, parent, arm, prompt, response, source, error, request.island)
+
+    def where(self, seq: int) -> str:
+        """Where call `seq` waits for its answer (the first deferred client's word for it)."""
+        client = next((a.client for a in self.ensemble.arms if a.client.deferred), None)
+        return client.where(self.call_name(seq)) if client is not None else ""
+
+    def resume(self, call: dict[str, Any], parent_source: str | None) -> Proposal | None:
+        """A pending call of an earlier session, answered now (its prompt as it was sent), or None while its
+        answer has not come."""
+        arm = next((a for a in self.ensemble.arms if a.client.name == call["model"]), None)
+        if arm is None or not arm.client.deferred:
+            why = (
+                f"call {self.call_name(call['seq'])} waits for {call['model']}, which this session's --llm does not "
+                "name: give the same --llm as the session that made it"
+            )
+            return Proposal("llm", [], stop=why)
+        try:
+            response = arm.client.collect(self.call_name(call["seq"]))
+        except LLMError as e:
+            response, error = None, str(e)
         else:
-            prompt, source, error = render(messages), None, ""
-            try:
-                response = arm.client.complete(messages, max_tokens=self.max_tokens, temperature=self.temperature)
-            except LLMError as e:
-                response, error = None, str(e)
-            if response is not None:
-                response.cost = self.prices.cost(response.model, response.prompt_tokens, response.completion_tokens)
-                try:
-                    source, _ = apply_response(response.text, parent.source if parent else None)
-                except EditError as e:
-                    error = f"unusable response: {e}"
+            if response is None:
+                return None
+            error = ""
+        parents = list(call["parents"])
+        parent = ParentContext(parents[0], "", parent_source or "", None) if parents else None
+        source, error = self._parsed(response, parent, error)
+        return self._proposal(call["seq"], parents, parent, arm, call["prompt"], response, source, error, 0)
+
+    def _parsed(self, response: LLMResponse | None, parent: ParentContext | None, error: str) -> tuple[str | None, str]:
+        """The kernel an answer gives (priced on the way), or why there is none: (source, error)."""
+        from kernelevolve.operators.edits import EditError, apply_response
+
+        if response is None:
+            return None, error
+        response.cost = self.prices.cost(response.model, response.prompt_tokens, response.completion_tokens)
+        try:
+            return apply_response(response.text, parent.source if parent else None)[0], error
+        except EditError as e:
+            return None, f"unusable response: {e}"
+
+    def _proposal(
+        self,
+        seq: int,
+        parents: list[int],
+        parent: ParentContext | None,
+        arm: Any,
+        prompt: str,
+        response: LLMResponse | None,
+        source: str | None,
+        error: str,
+        island: int,
+    ) -> Proposal:
+        from kernelevolve.operators.edits import strategy_of
+
+        operator = "llm" if parent else "llm-draft"
         call = LLMCallRecord(
-            seq=request.seq,
-            model=response.model if response else "",
+            seq=seq,
+            model=response.model if response else arm.client.name,
             parents=parents,
             prompt=prompt,
             response=response.text if response else error,
@@ -194,6 +532,7 @@ class UniversalOperator:
         self.failures = 0
         if source is None:  # unusable: a rejected node whose reason the next prompt carries
             self.ensemble.record(arm, call.cost, False)
+            self._unproductive(f"unusable ({error[:80]})")
             text = response.text
             rejected = EvalResult(status=Status.REJECTED, correct=False, reason=error).finalize()
             return Proposal(
@@ -212,11 +551,15 @@ class UniversalOperator:
             source,
             source_hash(source),
             params_of(source),
-            request.island,
+            island,
             call=call,
             strategy=strategy_of(response.text),
             meta={"arm": arm},
         )
+
+    def _unproductive(self, what: str) -> None:
+        self.unproductive += 1
+        self.last_unproductive = what
 
     def _agent_step(
         self, arm: Any, messages: list[Message], parent: ParentContext | None
@@ -257,10 +600,17 @@ class UniversalOperator:
             return
         if result is None:
             proposal.call.outcome = "duplicate"
+            self._unproductive("a known kernel")
         elif proposal.result is None:  # evaluated (an unusable answer was debited when it came)
             self.ensemble.record(arm, proposal.call.cost, result.correct)
+            self.unproductive = 0
 
     def stop_reason(self) -> str:
         if self.failures >= MAX_LLM_FAILURES:
             return f"the LLM failed {self.failures} times in a row: {self.last_error}"
+        if self.unproductive >= MAX_UNPRODUCTIVE:
+            return (
+                f"the model's last {self.unproductive} answers gave nothing to evaluate (known kernels or unusable "
+                f"answers; the last: {self.last_unproductive})"
+            )
         return ""

@@ -1,7 +1,8 @@
 """Peak memory bandwidth and FLOP/s of a device, for roofline bounds.
 
 Measured once per device (a large copy; a large matrix product) and cached on disk; datasheet figures
-for known GPUs are kept beside the measurement so both can be shown.
+for known GPUs are kept beside the measurement so both can be shown. Measuring needs torch (the worker);
+reading the cache does not (`cached`: the parent's prompts state the measured figures).
 """
 
 from __future__ import annotations
@@ -9,10 +10,13 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import asdict, dataclass
-
-import torch
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from kernelevolve.platforms.base import cache_dir
+
+if TYPE_CHECKING:
+    import torch
 
 # Vendor datasheets, dense: (memory GB/s, fp32 TFLOP/s non-tensor, bf16/fp16 tensor TFLOP/s).
 DATASHEET: dict[str, tuple[float, float, float]] = {
@@ -37,13 +41,26 @@ class Peaks:
 
 def device_name(device: torch.device) -> str:
     if device.type == "cuda":
+        import torch
+
         return torch.cuda.get_device_name(device)
+    return host_name()
+
+
+def host_name() -> str:
+    """The cpu's key in the cache (what `device_name` gives for a cpu device)."""
     import platform
 
     return platform.processor() or platform.machine()
 
 
+def datasheet(name: str) -> tuple[float, float, float] | None:
+    return next((v for k, v in DATASHEET.items() if k in name), None)
+
+
 def _timed(fn, device: torch.device, reps: int) -> float:
+    import torch
+
     fn()
     if device.type == "cuda":
         torch.cuda.synchronize(device)
@@ -56,6 +73,8 @@ def _timed(fn, device: torch.device, reps: int) -> float:
 
 
 def measure(device: torch.device) -> Peaks:
+    import torch
+
     gpu = device.type == "cuda"
     n = (1 << 30 if gpu else 1 << 26) // 4  # 1 GiB on a GPU, 64 MiB on a CPU
     src = torch.empty(n, dtype=torch.float32, device=device).uniform_()
@@ -76,22 +95,46 @@ def measure(device: torch.device) -> Peaks:
         ah, bh = a.bfloat16(), b.bfloat16()
         half = 2 * size**3 / _timed(lambda: ah @ bh, device, 20) / 1e12
     name = device_name(device)
-    sheet = next((v for k, v in DATASHEET.items() if k in name), None)
-    return Peaks(name, bandwidth, fp32, half, sheet, torch.__version__)
+    return Peaks(name, bandwidth, fp32, half, datasheet(name), torch.__version__)
+
+
+def _path() -> Path:
+    return cache_dir() / "peaks.json"
+
+
+def _table(path: Path) -> dict[str, Any]:
+    try:
+        table = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    return table if isinstance(table, dict) else {}
+
+
+def _peaks_of(data: dict[str, Any]) -> Peaks:
+    data = dict(data)
+    data["datasheet"] = tuple(data["datasheet"]) if data.get("datasheet") else None
+    return Peaks(**data)
+
+
+def cached(name: str, torch_version: str) -> Peaks | None:
+    """The cached measurement of the device called `name` under this torch, or None; never measures, never
+    imports torch."""
+    data = _table(_path()).get(f"{name}|{torch_version}")
+    try:
+        return _peaks_of(data) if isinstance(data, dict) else None
+    except TypeError:  # a table written by another version of this module
+        return None
 
 
 def peaks(device: torch.device) -> Peaks:
     """Cached measurement for this device and torch version; measured on first use."""
-    path = cache_dir() / "peaks.json"
+    import torch
+
+    path = _path()
     key = f"{device_name(device)}|{torch.__version__}"
-    try:
-        table = json.loads(path.read_text())
-    except (OSError, ValueError):
-        table = {}
+    table = _table(path)
     if key in table:
-        data = table[key]
-        data["datasheet"] = tuple(data["datasheet"]) if data.get("datasheet") else None
-        return Peaks(**data)
+        return _peaks_of(table[key])
     result = measure(device)
     table[key] = asdict(result)
     try:

@@ -60,6 +60,12 @@ async def in_daemon_thread(fn: Callable, *args: object) -> object:
     return await future
 
 
+# Failures a debug step may be given, least promising first (a wrong value ran, a compile error did not), and how
+# many failures in a row a lineage may hold before it is given up.
+DEBUGGABLE = ("compile_error", "rejected", "runtime_error", "incorrect")
+DEBUG_DEPTH = 2
+
+
 @dataclass(frozen=True)
 class SearchConfig:
     budget: int = 20  # nodes in the run, seed included
@@ -158,7 +164,9 @@ class Driver:
         self.operators = [op for op in (llm, tune) if op is not None]
         if not self.operators:
             raise ValueError("a search needs an operator: the tune operator, an LLM operator, or both")
-        self.memory = memory or MemoryAgent(store, problem.name, run.platform)
+        self.memory = memory or MemoryAgent(
+            store, problem.name, run.platform, run_id=run.id, problem_source=problem.source
+        )
         self.roots = list(roots or [])
         self.on_update = on_update or (lambda p: None)
         rows = store.nodes(run.id)
@@ -167,6 +175,8 @@ class Driver:
         self.sources: dict[int, str] = {}
         self.inflight_hashes: set[str] = set()
         self.inflight_drafts = 0
+        self.inflight_parents: Counter = Counter()  # parents of the LLM steps in flight: never debugged twice at once
+        self._unusable_cache: dict[int, bool] = {}
         calls = store.llm_calls(run.id)
         self.llm_seq = max((c["seq"] for c in calls), default=0)
         self._cost_before = sum(c["cost"] for c in calls)  # earlier sessions of the run
@@ -177,6 +187,10 @@ class Driver:
         self._started = time.monotonic()
         self._elapsed_before = run.elapsed_s or 0.0
         self._pending = store.runs_dir / run.id / "pending"
+        # LLM calls a deferred model (inbox, batch) has not answered: seq -> the stored call. They hold in-flight
+        # slots and count toward the budget; a later session serves their answers before anything else.
+        self.waiting_calls: dict[int, dict] = {c["seq"]: c for c in store.pending_calls(run.id)} if llm else {}
+        self.waiting_where = ""
 
     # ---- bookkeeping ----
 
@@ -200,7 +214,7 @@ class Driver:
 
     def _should_stop(self) -> str:
         best = self.graph.best()
-        if len(self.graph) + len(self._tasks) >= self.config.budget:
+        if len(self.graph) + len(self._tasks) + len(self.waiting_calls) >= self.config.budget:
             return f"budget of {self.config.budget} nodes reached"
         if self.config.time_s is not None and self._elapsed() >= self.config.time_s:
             return f"time limit of {self.config.time_s:g} s reached"
@@ -242,20 +256,112 @@ class Driver:
 
     # ---- choosing the next step ----
 
-    def _next_step(self) -> tuple[Propose, Request] | None:
-        """The operator for the next step and what it is asked; None when nothing can be proposed."""
+    def _next_step(self, llm: bool = True) -> tuple[Propose, Request] | None:
+        """The operator for the next step and what it is asked; None when nothing can be proposed. llm False: the
+        model's slots are taken (calls waiting for a deferred model), so only a parameter step may run."""
+        model = self.llm if llm else None
         if isinstance(self.llm, Steer):
+            if model is None:
+                return None
             parents = self.llm.next_parents({n.source_hash: i for i, n in self.graph.nodes.items()})
             return None if parents is None else (self.llm, self._request(self.llm, Selection(parents)))
-        if self.llm is not None and (self._drafts() < self.config.draft_steps or self.graph.best() is None):
-            return self.llm, self._request(self.llm, None)
+        if model is not None:
+            debug = self._debug_target()
+            no_best = self.graph.best() is None
+            drafting = self._drafts() < self.config.draft_steps
+            if debug is not None and (not no_best or not drafting or self.rng.random() < 0.5):
+                return model, self._request(model, Selection([debug], self.graph.nodes[debug].island))
+            if drafting or no_best:
+                return model, self._request(model, None)
         selection = self.strategy.select(self.graph)
         if selection is None:
             return None
-        op = self.llm or self.tune
-        if self.llm is not None and self.tune is not None and has_tunables(self._source(selection.parents[0])):
-            op = self.tune if self.rng.random() < self.config.tune_p else self.llm
+        tunable = self.tune is not None and has_tunables(self._source(selection.parents[0]))
+        if model is None:
+            return (self.tune, self._request(self.tune, selection)) if tunable else None
+        op = self.tune if tunable and self.rng.random() < self.config.tune_p else model
         return op, self._request(op, selection)
+
+    def _debug_target(self) -> int | None:
+        """The most promising failure no step has built on yet: with a correct node, a failing child of a parent
+        within half the best fitness; without one, any failure. Its error reaches the model in a debug step
+        (greedy and MCTS expand correct nodes only, so a failure would otherwise never be seen again). A chain of
+        DEBUG_DEPTH failures is given up."""
+        best = self.graph.best()
+        chosen, rank = None, (-1, -1)
+        for node_id in self.graph.order:
+            node = self.graph.nodes[node_id]
+            if node.status not in DEBUGGABLE or node.children or node_id in self._parents_in_flight():
+                continue
+            if not node.operator.startswith("llm") or self._failures_above(node_id) >= DEBUG_DEPTH:
+                continue
+            parent = self.graph.nodes.get(node.parents[0]) if node.parents else None
+            if best is not None and not (parent and parent.correct and parent.score >= 0.5 * best.score):
+                continue
+            if self._unusable(node_id):
+                continue
+            r = (DEBUGGABLE.index(node.status), node_id)
+            if r > rank:
+                chosen, rank = node_id, r
+        return chosen
+
+    def _parents_in_flight(self) -> set[int]:
+        """Parents of the LLM steps running now and of the calls waiting for a deferred model's answer."""
+        waiting = {p for c in self.waiting_calls.values() for p in c["parents"]}
+        return set(self.inflight_parents) | waiting
+
+    def _serve_waiting(self, free: asyncio.Queue) -> str:
+        """Calls of an earlier session that now have answers become steps, before anything new is asked: each as
+        it was recorded (its prompt, its parents), whatever order the answers came in. Returns why the run cannot
+        go on ("" when it can): a waiting call whose model this session does not name."""
+        resume = getattr(self.llm, "resume", None)
+        if resume is None:
+            return ""
+        for seq, call in sorted(self.waiting_calls.items()):
+            if "prompt" not in call:  # made in this session: its answer is collected next session
+                continue
+            parents = list(call["parents"])
+            proposal = resume(call, self._source(parents[0]) if parents else None)
+            if proposal is None:
+                continue
+            if proposal.stop:
+                return proposal.stop
+            del self.waiting_calls[seq]
+            if parents and parents[0] in self.graph.nodes:
+                proposal.island = self.graph.nodes[parents[0]].island
+            self._refresh(f"call {seq}: its answer came; evaluating it")
+            task = asyncio.create_task(self._after_proposal(self.llm, proposal, free))
+            task.draft = False  # type: ignore[attr-defined]
+            task.parents = []  # type: ignore[attr-defined]
+            self._tasks.add(task)
+        return ""
+
+    def _waiting_reason(self) -> str:
+        n = len(self.waiting_calls)
+        where = self.waiting_where
+        if not where:
+            where_of = getattr(self.llm, "where", None)
+            where = where_of(max(self.waiting_calls)) if where_of else ""
+        return (
+            f"waiting for the model's answer to {n} call{'s' if n != 1 else ''} ({where}); run the same command "
+            "again once the answers are there"
+        )
+
+    def _failures_above(self, node_id: int) -> int:
+        """How many failures in a row end at this node (itself included)."""
+        n = 0
+        for a in self.graph.ancestors(node_id):
+            if self.graph.nodes[a].correct:
+                break
+            n += 1
+        return n
+
+    def _unusable(self, node_id: int) -> bool:
+        """An answer with no kernel to fix (no code block, edits that did not apply)."""
+        if node_id not in self._unusable_cache:
+            result = self.store.evaluation(node_id)
+            self._unusable_cache[node_id] = bool(result and result.reason.startswith("unusable response"))
+        return self._unusable_cache[node_id]
 
     def _request(self, op: Propose, selection: Selection | None) -> Request:
         parents = selection.parents if selection else []
@@ -286,7 +392,11 @@ class Driver:
             proposal = await in_daemon_thread(op.propose, request)
         finally:
             del self._waiting[key]
-        if proposal.source is None:  # no candidate: the note says why
+        proposal.knowledge = list(request.context.knowledge_paths)  # stored with the node: retrieval is measurable
+        return await self._after_proposal(op, proposal, free)
+
+    async def _after_proposal(self, op: Propose, proposal: Proposal, free: asyncio.Queue) -> StepOutcome:
+        if proposal.source is None:  # no candidate (or a pending call): the note says why
             return StepOutcome(op, proposal)
         if proposal.source_hash in self._known():
             proposal.note = "duplicate: the model returned a known kernel"
@@ -336,6 +446,9 @@ class Driver:
         if result is None:
             if proposal.call is not None:
                 self.store.add_llm_call(self.run.id, proposal.call)
+            if proposal.pending and proposal.call is not None:
+                self.waiting_calls[proposal.call.seq] = {"seq": proposal.call.seq, "parents": proposal.parents}
+                self.waiting_where = proposal.pending
             return None
         node = GraphNode(
             id=-1,
@@ -361,7 +474,8 @@ class Driver:
             island=proposal.island,
             reused_from=outcome.reused_from,
             llm_call=proposal.call,
-            analysis=analyse_step(result, proposal.strategy),
+            analysis=analyse_step(result, proposal.strategy)
+            | ({"knowledge": proposal.knowledge} if proposal.knowledge else {}),
         )
         row = self.store.add_node(
             self.run.id, record, strategy_state=self.strategy.state, visit_updates=updates, elapsed_s=self._elapsed()
@@ -377,6 +491,9 @@ class Driver:
         since a search would otherwise rank such results silently."""
         node = self._commit(outcome)
         if node is None:
+            if outcome.proposal.pending:
+                self._refresh(f"{outcome.proposal.operator} call waits for its answer: {outcome.proposal.pending}")
+                return None
             note = outcome.proposal.note or outcome.proposal.stop
             self._refresh(f"{outcome.proposal.operator} step produced no candidate: {note[:120]}")
             return None
@@ -421,24 +538,31 @@ class Driver:
                 more = " and no starting kernel is correct" if more else ""
                 return f"the seed kernel timed out (past the evaluation deadline){more}; raise --timeout or fix it"
             return f"the seed kernel is not correct ({seed.status}){more}; fix it before searching"
+        reason = self._serve_waiting(free)
         serial = isinstance(self.llm, Steer)
         max_inflight = 1 if serial else self.config.max_inflight or len(self.evaluators) + 1
-        reason = ""
         while True:
             while not reason and len(self._tasks) < max_inflight:
                 reason = self._should_stop()
                 if reason:
                     break
-                step = self._next_step()
+                step = self._next_step(llm=len(self._tasks) + len(self.waiting_calls) < max_inflight)
                 if step is None:
+                    if self.waiting_calls:  # nothing to do but wait for the deferred model's answers
+                        if self._tasks:
+                            break
+                        reason = self._waiting_reason()
+                        break
                     reason = "search space exhausted: nothing new to propose"
                     break
                 op, request = step
                 if op is self.llm:
                     draft = not request.parents
                     self.inflight_drafts += draft
+                    self.inflight_parents.update(request.parents)
                     task = asyncio.create_task(self._step(op, request, free))
                     task.draft = draft  # type: ignore[attr-defined]
+                    task.parents = request.parents  # type: ignore[attr-defined]
                 else:  # a parameter step is proposed here, at once: the next one then knows it
                     proposal = op.propose(request)
                     if proposal.source is None:
@@ -449,7 +573,7 @@ class Driver:
                 self._tasks.add(task)
                 self._refresh()
             if not self._tasks:
-                return reason
+                return self._waiting_reason() if self.waiting_calls else reason
             done, self._tasks = await asyncio.wait(
                 self._tasks, timeout=self.heartbeat_s, return_when=asyncio.FIRST_COMPLETED
             )
@@ -457,6 +581,8 @@ class Driver:
                 self._refresh(self._waiting_for())
             for task in done:
                 self.inflight_drafts -= getattr(task, "draft", False)
+                self.inflight_parents.subtract(getattr(task, "parents", []))
+                self.inflight_parents += Counter()  # drops the parents no step builds on any more
                 outcome = task.result()
                 if outcome.result is not None:  # a duplicate's hash belongs to the step still evaluating it
                     self.inflight_hashes.discard(outcome.proposal.source_hash)
@@ -471,6 +597,8 @@ class Driver:
             self.store.update_run(self.run.id, status="interrupted", elapsed_s=self._elapsed())
             raise
         status = "done" if self.graph.nodes else "failed"  # stopped before any node: nothing was searched
+        if self.waiting_calls:
+            status = "waiting"
         self.store.update_run(self.run.id, status=status, stop_reason=reason, elapsed_s=self._elapsed())
         self._refresh(reason)
         return reason

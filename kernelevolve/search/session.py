@@ -221,7 +221,10 @@ def open_run(store: Store, spec: RunSpec, limits: Limits = Limits(), *, run_id: 
 def llm_operator(session: Session, settings: LLMSettings) -> Propose | None:
     """The model's operator the spec's --llm names: replay of a recorded run, or the universal operator over an
     ensemble of clients; None without --llm. A client without its API key is refused here, before any step."""
-    return _llm(session.store, session.spec, session.problem, settings, session.notes, check_keys=True)
+    operator = _llm(session.store, session.spec, session.problem, settings, session.notes, check_keys=True)
+    if operator is not None and hasattr(operator, "call_prefix"):
+        operator.call_prefix = f"{session.problem.name}-{session.run.id}-"
+    return operator
 
 
 def _llm(
@@ -260,19 +263,33 @@ def _llm(
     )
 
 
-def first_prompt(store: Store, spec: RunSpec, settings: LLMSettings) -> tuple[str, str]:
-    """The problem's name and the prompt of the run's first draft step, built as the driver builds it; nothing is
-    called or stored."""
+def first_prompt(
+    store: Store, spec: RunSpec, settings: LLMSettings, *, warm_start: bool = True, profile: Profile = "auto"
+) -> tuple[str, str]:
+    """The problem's name and the prompt a new run's first step sends, built as build_driver and
+    Driver._request build it: the same operator with the run's evaluation options (correctness rule, trials,
+    TF32, kernel policy), the same memory agent (warm start, deep search, the reference's operations) and the
+    first draft's request. Nothing is called or stored."""
+    from kernelevolve.llm.base import render
     from kernelevolve.operators.base import Request
-    from kernelevolve.operators.universal import render
 
     spec.check(device=False)
     problem = load(spec.problem)
     operator = _llm(store, spec, problem, settings, [])
     if operator is None:
         raise SessionError("--dry-run shows the LLM's first prompt: give --llm")
-    memory = MemoryAgent(store, problem.name, spec.target, knowledge=knowledge_base())
-    return problem.name, render(operator.messages_for(Request([], context=memory.prompt(None))))
+    getattr(operator, "inner", operator).options = search_options(spec, profile)
+    past = lessons.similar_best(store, problem.source, spec.target) if warm_start else []
+    memory = MemoryAgent(
+        store,
+        problem.name,
+        spec.target,
+        warm_start=past,
+        knowledge=knowledge_base(),
+        problem_source=problem.source,
+    )
+    request = Request([], context=memory.prompt(None), draft_index=1, seq=1)
+    return problem.name, render(operator.messages_for(request))
 
 
 def compile_in_search(baseline: str, compile_baseline: bool) -> bool | None:
@@ -304,6 +321,7 @@ def build_driver(
     warm_start: bool = True,
     on_update: Callable[[Progress], None] | None = None,
     confirm_best: bool = True,
+    max_inflight: int | None = None,
 ) -> Driver:
     """The driver over the session's run: strategy from its stored state, RNG seeded by the nodes stored (a resume
     does not replay the first session's choices), the seed and starting kernels as roots, and, for a new run, the
@@ -331,6 +349,8 @@ def build_driver(
         spec.target,
         warm_start=past,
         knowledge=knowledge_base() if llm is not None else None,
+        run_id=run.id,
+        problem_source=session.problem.source,
     )
     config = SearchConfig(
         budget=limits.budget,
@@ -341,7 +361,10 @@ def build_driver(
         draft_steps=draft_steps,
         options=search_options(spec, profile),
         confirm_best=confirm_best,
+        max_inflight=max_inflight,
     )
+    if llm is not None:  # the prompt states the rule and policy the run's evaluations apply
+        getattr(llm, "inner", llm).options = config.options
     return Driver(
         store,
         run,
@@ -373,6 +396,8 @@ class RunOutcome:
     best_speedup_compile: float | None
     llm_calls: int
     llm_cost: float
+    waiting: int = 0  # calls a deferred model (inbox, batch) has not answered: run the command again for them
+    status: str = "done"
     final: EvalResult | None = None
 
     def to_json(self) -> dict[str, Any]:
@@ -406,8 +431,10 @@ def final_with_compile(session: Session, evaluator: Evaluate) -> EvalResult | No
 def finish(session: Session, stop_reason: str, evaluator: Evaluate | None = None) -> RunOutcome:
     """Lessons distilled for later runs, the best kernel against torch.compile (with an evaluator), the outcome."""
     store, run = session.store, session.run
+    waiting = len(store.pending_calls(run.id))
     lessons.distill(store, run.id)
-    final = final_with_compile(session, evaluator) if evaluator is not None else None
+    # A waiting run is not finished: its best is measured against torch.compile when it is.
+    final = final_with_compile(session, evaluator) if evaluator is not None and not waiting else None
     nodes = store.nodes(run.id)
     graph = Graph.from_store(nodes)
     best = graph.best()
@@ -426,5 +453,7 @@ def finish(session: Session, stop_reason: str, evaluator: Evaluate | None = None
         best_speedup_compile=final.speedup_over("compile") if final is not None else None,
         llm_calls=sum(int(u["calls"]) for u in usage),
         llm_cost=sum(u["cost"] for u in usage),
+        waiting=waiting,
+        status=(store.get_run(run.id) or run).status,
         final=final,
     )

@@ -29,7 +29,7 @@ class Run(Base):
     platform: Mapped[str] = mapped_column(String(16))
     config_hash: Mapped[str] = mapped_column(String(32), index=True)  # what makes a re-run "the same command"
     config: Mapped[str] = mapped_column(Text)  # JSON
-    status: Mapped[str] = mapped_column(String(16), default="running")  # running | done | interrupted
+    status: Mapped[str] = mapped_column(String(16), default="running")  # running|done|waiting|interrupted|failed
     stop_reason: Mapped[str] = mapped_column(Text, default="")
     budget: Mapped[int] = mapped_column(Integer, default=0)
     elapsed_s: Mapped[float] = mapped_column(Float, default=0.0)  # search wall time over all sessions

@@ -47,7 +47,7 @@ class LLMCallRecord:
     completion_tokens: int = 0
     cost: float = 0.0
     latency_s: float = 0.0
-    outcome: str = ""  # ok | error | unusable | duplicate | evaluated
+    outcome: str = ""  # ok | error | unusable | duplicate | evaluated | pending
 
 
 @dataclass
@@ -354,6 +354,7 @@ class Store:
                 other.visits += visits
                 other.value_sum += value
             if record.llm_call is not None:
+                _drop_pending(s, run_id, record.llm_call.seq)
                 s.add(self._llm_row(run_id, record.llm_call, node.id))
             if record.analysis is not None:
                 s.add(NodeAnalysis(node_id=node.id, data=json.dumps({**record.analysis, "node_id": node.id})))
@@ -369,9 +370,25 @@ class Store:
             return json.loads(row.data) if row else None
 
     def add_llm_call(self, run_id: str, call: LLMCallRecord) -> None:
-        """A call that produced no node (failed, unusable or duplicate response), recorded on its own."""
+        """A call that produced no node (failed, unusable or duplicate response, or pending: a deferred model has
+        its prompt), recorded on its own. A call answered after it was pending replaces its pending row."""
         with self._writing(f"an LLM call of run {run_id}") as s:
+            _drop_pending(s, run_id, call.seq)
             s.add(self._llm_row(run_id, call, None))
+
+    def pending_calls(self, run_id: str) -> list[dict[str, Any]]:
+        """The run's calls a deferred model has not answered yet, oldest first, each with the prompt it was sent."""
+        with self.session() as s:
+            rows = s.scalars(
+                select(LLMCall).where(LLMCall.run_id == run_id, LLMCall.outcome == "pending").order_by(LLMCall.seq)
+            ).all()
+            calls = [_llm_dict(r) for r in rows]
+        for c in calls:
+            try:
+                c["prompt"] = (self.runs_dir / c["prompt_path"]).read_text()
+            except OSError as e:
+                raise StoreError(f"the prompt of pending call {c['seq']} of run {run_id} is unreadable: {e}") from None
+        return calls
 
     def _llm_row(self, run_id: str, call: LLMCallRecord, node_id: int | None) -> LLMCall:
         folder = self.runs_dir / run_id / "llm"
@@ -412,6 +429,8 @@ class Store:
         """Per model: calls, tokens, cost, latency."""
         usage: dict[str, dict[str, float]] = {}
         for c in self.llm_calls(run_id):
+            if c["outcome"] == "pending":  # not answered yet: no tokens, no cost
+                continue
             u = usage.setdefault(
                 c["model"],
                 {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0, "cost": 0.0, "latency_s": 0.0, "failed": 0},
@@ -439,6 +458,10 @@ class Store:
 
     def path(self, relative: str) -> Path:
         return self.runs_dir / relative
+
+
+def _drop_pending(s: Any, run_id: str, seq: int) -> None:
+    s.execute(delete(LLMCall).where(LLMCall.run_id == run_id, LLMCall.seq == seq, LLMCall.outcome == "pending"))
 
 
 def _llm_dict(r: LLMCall) -> dict[str, Any]:

@@ -1,0 +1,1 @@
+../../../../../../suites/ranking/jagged_sum/problem.py

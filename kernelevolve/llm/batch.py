@@ -1,0 +1,129 @@
+"""`openai-batch:MODEL`: OpenAI's Batch API (about half the price of a live call, answers within 24 hours) as a
+deferred client. Each call is a batch of one request, submitted once; a later session of the run polls it and
+serves its answer. Which batch holds which call is kept under the cache folder, so it survives the process."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from kernelevolve.llm.base import DeferredClient, LLMError, LLMResponse, Message
+from kernelevolve.platforms.base import cache_dir
+
+ENDPOINT = "/v1/chat/completions"
+WAITING = {"validating", "in_progress", "finalizing", "cancelling"}
+
+
+class OpenAIBatch(DeferredClient):
+    provider = "openai-batch"
+
+    def __init__(self, model: str, *, base_url: str | None = None, api_key: str | None = None, timeout_s: float = 300):
+        super().__init__(model)
+        self.base_url, self._api_key, self._timeout_s = base_url, api_key, timeout_s
+        self.state_dir = cache_dir() / "batches"
+        self._client: Any = None
+        self._status: dict[str, str] = {}
+
+    def check_key(self) -> str:
+        key = self._api_key or os.environ.get("OPENAI_API_KEY")
+        if key is None and not self.base_url:
+            raise LLMError(f"{self.name}: no API key: set OPENAI_API_KEY (or --llm-base-url for a compatible server)")
+        return key or "unused"
+
+    def _sdk(self) -> Any:
+        if self._client is None:
+            import openai
+
+            self._client = openai.OpenAI(
+                base_url=self.base_url, api_key=self.check_key(), timeout=self._timeout_s, max_retries=2
+            )
+        return self._client
+
+    def _state(self, name: str) -> Path:
+        return self.state_dir / f"{name}.json"
+
+    def _batch_id(self, name: str) -> str | None:
+        try:
+            return json.loads(self._state(name).read_text())["batch_id"]
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError, KeyError) as e:
+            raise LLMError(f"{self.name}: call {name}'s record {self._state(name)} is unreadable: {e}") from None
+
+    def where(self, name: str) -> str:
+        status = self._status.get(name, "submitted")
+        return f"OpenAI batch {self._batch_id(name)} is {status}"
+
+    def submit(self, name: str, messages: list[Message], *, max_tokens: int = 8192, temperature: float = 0.7) -> None:
+        if self._batch_id(name) is not None:
+            return
+        line = {
+            "custom_id": name,
+            "method": "POST",
+            "url": ENDPOINT,
+            "body": {
+                "model": self.model,
+                "messages": [{"role": m.role, "content": m.content} for m in messages],
+                "max_tokens": max_tokens,
+                "temperature": temperature,
+            },
+        }
+        sdk = self._sdk()
+        try:
+            upload = sdk.files.create(file=(f"{name}.jsonl", io.BytesIO(json.dumps(line).encode())), purpose="batch")
+            batch = sdk.batches.create(input_file_id=upload.id, endpoint=ENDPOINT, completion_window="24h")
+        except Exception as e:  # noqa: BLE001 - SDK errors end as one LLMError naming the endpoint
+            raise LLMError(f"{self.name}: submitting call {name} failed: {type(e).__name__}: {e}") from None
+        try:
+            self.state_dir.mkdir(parents=True, exist_ok=True)
+            tmp = self._state(name).with_suffix(".tmp")
+            tmp.write_text(json.dumps({"batch_id": batch.id, "model": self.model}))
+            tmp.replace(self._state(name))
+        except OSError as e:
+            raise LLMError(f"{self.name}: batch {batch.id} submitted, but its record cannot be written: {e}") from None
+
+    def collect(self, name: str) -> LLMResponse | None:
+        batch_id = self._batch_id(name)
+        if batch_id is None:
+            return None
+        sdk = self._sdk()
+        try:
+            batch = sdk.batches.retrieve(batch_id)
+        except Exception as e:  # noqa: BLE001
+            raise LLMError(f"{self.name}: polling batch {batch_id} failed: {type(e).__name__}: {e}") from None
+        self._status[name] = batch.status
+        if batch.status in WAITING:
+            return None
+        if batch.status != "completed":
+            raise LLMError(f"{self.name}: batch {batch_id} of call {name} is {batch.status}: {batch.errors}")
+        file_id = batch.output_file_id or batch.error_file_id
+        try:
+            content = sdk.files.content(file_id).text
+        except Exception as e:  # noqa: BLE001
+            raise LLMError(f"{self.name}: reading batch {batch_id}'s output failed: {type(e).__name__}: {e}") from None
+        return _answer(self.name, name, batch_id, content)
+
+
+def _answer(client: str, name: str, batch_id: str, content: str) -> LLMResponse:
+    """Call `name`'s line of a batch's output file, as a response (an error line as an LLMError)."""
+    for raw in content.splitlines():
+        if not raw.strip():
+            continue
+        line = json.loads(raw)
+        if line.get("custom_id") != name:
+            continue
+        response, error = line.get("response") or {}, line.get("error")
+        body = response.get("body") or {}
+        if error or response.get("status_code", 200) != 200:
+            raise LLMError(f"{client}: batch {batch_id} answered call {name} with an error: {error or body}")
+        usage = body.get("usage") or {}
+        return LLMResponse(
+            text=body["choices"][0]["message"]["content"] or "",
+            model=client,
+            prompt_tokens=usage.get("prompt_tokens", 0),
+            completion_tokens=usage.get("completion_tokens", 0),
+        )
+    raise LLMError(f"{client}: batch {batch_id}'s output has no line for call {name}")

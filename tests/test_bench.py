@@ -426,7 +426,7 @@ def test_bench_with_an_inbox_advances_each_run_one_round_and_exits_waiting(suite
     assert p.returncode == 0, p.stderr
     rows = json.loads((tmp_path / "out" / "results.json").read_text())["rows"]
     assert [r["status"] for r in rows] == ["waiting", "waiting"], rows
-    assert "waiting: 2 of 2 problems wait for the model's answers" in p.stderr
+    assert "waiting: 2 of 2 problems wait for the model's answers to 4 calls" in p.stderr
     prompts = sorted(box.glob("*.prompt.md"))
     assert len(prompts) == 4 and {p.name.split("-")[0] for p in prompts} == {"relu", "noseed"}
     for k, prompt in enumerate(prompts):  # two different kernels per problem: no answer is a duplicate

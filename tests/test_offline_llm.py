@@ -101,7 +101,7 @@ def test_an_inbox_run_waits_and_resumes_serving_answers_out_of_order(tmp_path):
     opened, reason, out = _inbox_run(store, box, seed)
     prompts = sorted(box.glob("*.prompt.md"))
     assert out.status == "waiting" and out.waiting == 2 and len(prompts) == 2 and out.evaluations == 1
-    assert reason.startswith("waiting for the model's answer to 2 calls") and "response.md" in reason
+    assert reason.startswith("waiting for the model's answer to 2 calls (answer ") and "response.md" in reason
     assert store.get_run(opened.run.id).status == "waiting"
     stored = {c["seq"]: c for c in store.pending_calls(opened.run.id)}
     assert {p.read_text() for p in prompts} == {c["prompt"] for c in stored.values()}  # recorded as sent
@@ -138,7 +138,7 @@ def test_the_cli_reports_a_waiting_run_and_exits_0(tmp_path):
     assert r.exit_code == 0, r.output
     out = json.loads(r.stdout.strip().splitlines()[-1])
     assert out["status"] == "waiting" and out["waiting"] == 2 and out["evaluations"] == 0
-    assert "waiting: waiting for the model's answer to 2 calls" in r.stderr
+    assert "waiting: waiting for the model's answer to 2 calls" in r.stderr and "run the same command again" in r.stderr
     assert len(list(box.glob("*.prompt.md"))) == 2
 
 

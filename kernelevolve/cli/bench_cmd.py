@@ -179,8 +179,9 @@ def bench_command(
     waiting = [r for r in rows if r.status == "waiting"]
     if waiting:
         err.print(
-            f"waiting: {len(waiting)} of {len(rows)} problems wait for the model's answers ({waiting[0].reason}); "
-            "run the same bench command again once they are there: each run goes on where it stopped",
+            f"waiting: {len(waiting)} of {len(rows)} problems wait for the model's answers to "
+            f"{sum(r.waiting for r in waiting)} calls (the first: {waiting[0].reason}); run the same bench command "
+            "again once they are there: each run goes on where it stopped",
             highlight=False,
         )
 
@@ -281,7 +282,9 @@ def _one(
     searched = f"{outcome.evaluations} nodes; {stopped}"
     if outcome.waiting:  # one round done: the export is evaluated when the run is
         best = f"; best so far {outcome.best_fitness:.3g}x (node {outcome.best_node})" if outcome.best_node else ""
-        return BenchRow(item.name, "waiting", False, run=opened.run.id, reason=stopped, search=searched + best)
+        row = BenchRow(item.name, "waiting", False, run=opened.run.id, reason=stopped, search=searched + best)
+        row.waiting = outcome.waiting
+        return row
     if outcome.best_node is None:
         nodes = store.nodes(opened.run.id)
         first = store.evaluation(nodes[0].id) if nodes else None

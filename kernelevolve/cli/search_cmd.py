@@ -259,7 +259,10 @@ def optimize_command(
     finally:
         for ev in evaluators:
             ev.close()
-    err.print(f"{'waiting' if outcome.waiting else 'stopped'}: {reason}", highlight=False)
+    if outcome.waiting:
+        err.print(f"waiting: {reason}; run the same command again once the answers are there", highlight=False)
+    else:
+        err.print(f"stopped: {reason}", highlight=False)
     if as_json:
         sys.stdout.write(json.dumps(outcome.to_json()) + "\n")
     else:

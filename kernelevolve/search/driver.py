@@ -342,10 +342,7 @@ class Driver:
         if not where:
             where_of = getattr(self.llm, "where", None)
             where = where_of(max(self.waiting_calls)) if where_of else ""
-        return (
-            f"waiting for the model's answer to {n} call{'s' if n != 1 else ''} ({where}); run the same command "
-            "again once the answers are there"
-        )
+        return f"waiting for the model's answer to {n} call{'s' if n != 1 else ''} ({where})"
 
     def _failures_above(self, node_id: int) -> int:
         """How many failures in a row end at this node (itself included)."""

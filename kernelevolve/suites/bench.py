@@ -60,6 +60,7 @@ class BenchRow:
     stages: dict[str, float] = field(default_factory=dict)  # wall seconds per stage of that evaluation
     # KernelBench's own verdict (atol = rtol = 1e-2 on get_inputs()) beside ours; None: the comparison was not reached
     kernelbench_correct: bool | None = None
+    waiting: int = 0  # a deferred model's calls the problem's run waits for (status "waiting")
 
 
 def _seed_for(folder: Path, target: str) -> Path | None:

@@ -179,7 +179,7 @@ def _whole_file(text: str) -> str:
             "class ModelNew(nn.Module), in one ```python block"
         )
     best = max(defining, key=lambda f: len(f.body))
-    if not best.closed:
+    if not best.closed and not _complete_module(best.body):
         raise EditError(
             f"the ```python block opened at line {best.line} of the response is never closed; the response may have "
             "been cut off. Send the complete file, ending the block with ```"
@@ -451,6 +451,24 @@ def _source_defines_modelnew(source: str) -> bool:
         return _defines_modelnew(ast.parse(source))
     except (SyntaxError, ValueError, RecursionError):
         return False
+
+
+def _complete_module(body: str) -> bool:
+    """A block left open at the end of the response that is still a whole kernel file (it parses and its
+    ModelNew has a forward): only the closing fence is missing, as some models and chat tools drop it. A cut-off
+    answer rarely parses, and one that does lacks what came after the cut."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree = ast.parse(body)
+    except (SyntaxError, ValueError, RecursionError):
+        return False
+    return any(
+        isinstance(node, ast.ClassDef)
+        and node.name == "ModelNew"
+        and any(isinstance(f, ast.FunctionDef) and f.name == "forward" for f in node.body)
+        for node in tree.body
+    )
 
 
 def _defines_modelnew(tree: ast.Module) -> bool:

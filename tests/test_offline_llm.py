@@ -112,6 +112,9 @@ def test_an_inbox_run_waits_and_resumes_serving_answers_out_of_order(tmp_path):
     assert again.run.id == opened.run.id and again.resumed
     assert out.status == "waiting" and out.evaluations == 2 and out.waiting == 2
     assert len(list(box.glob("*.prompt.md"))) == 3
+    # drafts served, in flight or waiting count as drafts made: the third call is draft 3, not a second "draft 2"
+    third = (box / prompts[0].name.replace("-001.", "-003.")).read_text()
+    assert "(draft 3)" in third, third[third.index("# Task") :][:80]
     calls = {c["seq"]: c for c in store.llm_calls(opened.run.id)}
     assert calls[2]["outcome"] == "ok" and calls[2]["node_id"] is not None and calls[1]["outcome"] == "pending"
     assert (store.runs_dir / calls[2]["prompt_path"]).read_text() == stored[2]["prompt"]  # not rebuilt

@@ -252,7 +252,9 @@ class Driver:
         return {n.source_hash for n in self.graph.nodes.values()} | self.inflight_hashes
 
     def _drafts(self) -> int:
-        return sum(1 for n in self.graph.nodes.values() if n.operator == "llm-draft") + self.inflight_drafts
+        """Drafts made: stored, in flight, and waiting for a deferred model's answer."""
+        waiting = sum(1 for c in self.waiting_calls.values() if not c["parents"])
+        return sum(1 for n in self.graph.nodes.values() if n.operator == "llm-draft") + self.inflight_drafts + waiting
 
     # ---- choosing the next step ----
 
@@ -331,8 +333,10 @@ class Driver:
                 proposal.island = self.graph.nodes[parents[0]].island
             self._refresh(f"call {seq}: its answer came; evaluating it")
             task = asyncio.create_task(self._after_proposal(self.llm, proposal, free))
-            task.draft = False  # type: ignore[attr-defined]
-            task.parents = []  # type: ignore[attr-defined]
+            task.draft = not parents  # type: ignore[attr-defined]
+            self.inflight_drafts += task.draft  # a served draft counts as one in flight, as a new one does
+            task.parents = parents  # type: ignore[attr-defined]
+            self.inflight_parents.update(parents)
             self._tasks.add(task)
         return ""
 

@@ -311,3 +311,21 @@ def test_the_batch_provider_submits_once_polls_and_serves_the_answer(tmp_path, m
         assert [p for p in api.requests if p[0] == "POST"] == [("POST", "/v1/files"), ("POST", "/v1/batches")]
     finally:
         api.server.shutdown()
+
+
+def test_a_tune_operator_with_nothing_new_does_not_end_a_run_the_model_can_go_on_with(tmp_path):
+    """Every kernel lists one TILE value: the tune operator never has a new one. With a model, that gives the step
+    to the model rather than stopping the run ("search space exhausted" stopped the cpu proof's rounds early)."""
+    one_value = [kernel(t).replace("[1, 2, 4, 8, 16, 32, 64, 128]", f"[{t}]") for t in (1, 2, 4, 8, 16, 32, 64)]
+    seed = tmp_path / "seed.py"
+    seed.write_text(one_value[0])
+    client = _Scripted([fenced(k) for k in one_value[1:]])
+    op = UniversalOperator(Ensemble([(client, 1.0)], random.Random(0)), load_problem(PROBLEM), get_platform("cpu"))
+    opened = session.open_run(Store(tmp_path / "runs"), RunSpec(PROBLEM, seed, llm=("s:m",)), Limits(budget=6))
+    driver = session.build_driver(
+        opened, [RuleEvaluator()], llm=op, warm_start=False, confirm_best=False, max_inflight=1, draft_steps=0
+    )
+    driver.config = type(driver.config)(**{**driver.config.__dict__, "tune_p": 1.0})  # always try tuning first
+    reason = driver.run_search()
+    assert reason == "budget of 6 nodes reached", reason
+    assert [n.operator for n in opened.store.nodes(opened.run.id)] == ["seed"] + ["llm"] * 5

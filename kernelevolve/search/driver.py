@@ -175,6 +175,7 @@ class Driver:
         self.sources: dict[int, str] = {}
         self.inflight_hashes: set[str] = set()
         self.inflight_drafts = 0
+        self._tune_idle = False  # the tune operator found nothing new; a new node may give it something
         self.inflight_parents: Counter = Counter()  # parents of the LLM steps in flight: never debugged twice at once
         self._unusable_cache: dict[int, bool] = {}
         calls = store.llm_calls(run.id)
@@ -278,7 +279,7 @@ class Driver:
         selection = self.strategy.select(self.graph)
         if selection is None:
             return None
-        tunable = self.tune is not None and has_tunables(self._source(selection.parents[0]))
+        tunable = self.tune is not None and not self._tune_idle and has_tunables(self._source(selection.parents[0]))
         if model is None:
             return (self.tune, self._request(self.tune, selection)) if tunable else None
         op = self.tune if tunable and self.rng.random() < self.config.tune_p else model
@@ -482,6 +483,7 @@ class Driver:
             self.run.id, record, strategy_state=self.strategy.state, visit_updates=updates, elapsed_s=self._elapsed()
         )
         node.id = row.id
+        self._tune_idle = False
         self.steps[node.id] = row.step
         self.graph.add(node)
         self.sources[node.id] = proposal.source
@@ -566,6 +568,9 @@ class Driver:
                     task.parents = request.parents  # type: ignore[attr-defined]
                 else:  # a parameter step is proposed here, at once: the next one then knows it
                     proposal = op.propose(request)
+                    if proposal.source is None and self.llm is not None:
+                        self._tune_idle = True  # the model still can: no parameter step until a new node
+                        continue
                     if proposal.source is None:
                         reason = proposal.stop or proposal.note or "search space exhausted: nothing new to propose"
                         break

@@ -1,4 +1,5 @@
-"""The host CPU: C++ kernels compiled with -O3 -march=native -fopenmp, Triton through its interpreter."""
+"""The host CPU: C++ extensions timed for real (the candidate passes its own flags, e.g. -O3 -march=native -fopenmp;
+torch adds none), Triton through its interpreter."""
 
 from kernelevolve.platforms.base import Platform
 

@@ -329,3 +329,19 @@ def test_a_tune_operator_with_nothing_new_does_not_end_a_run_the_model_can_go_on
     reason = driver.run_search()
     assert reason == "budget of 6 nodes reached", reason
     assert [n.operator for n in opened.store.nodes(opened.run.id)] == ["seed"] + ["llm"] * 5
+
+
+def test_a_malformed_batch_output_is_the_call_s_error_not_a_crash(tmp_path, monkeypatch):
+    from types import SimpleNamespace
+
+    monkeypatch.setenv("KERNELEVOLVE_CACHE", str(tmp_path / "cache"))
+    client = OpenAIBatch("gpt-4.1", base_url="http://127.0.0.1:9/v1")
+    client.state_dir.mkdir(parents=True)
+    (client.state_dir / "c-001.json").write_text(json.dumps({"batch_id": "b1"}))
+    done = SimpleNamespace(status="completed", output_file_id="f", error_file_id=None, errors=None)
+    client._client = SimpleNamespace(
+        batches=SimpleNamespace(retrieve=lambda _id: done),
+        files=SimpleNamespace(content=lambda _id: SimpleNamespace(text="not json\n")),
+    )
+    with pytest.raises(LLMError, match="batch b1's output is malformed"):
+        client.collect("c-001")

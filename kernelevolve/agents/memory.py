@@ -135,34 +135,25 @@ def _all_pow2(shape: dict[str, Any]) -> bool:
     return all(isinstance(v, int) and v > 0 and v & (v - 1) == 0 for v in shape.values())
 
 
-def roofline(result: EvalResult) -> dict[str, float] | None:
-    """Primary case: the harness's roofline time (GPU targets) against the measured time."""
+def roofline(result: EvalResult, facts: DeviceFacts | None = None) -> dict[str, float] | None:
+    """Primary case: its floor against the measured time. GPU targets: the harness's roofline time. The cpu, where
+    the harness records none: its minimum bytes at the host's bandwidth (`facts`: measured where the peaks cache
+    has it, else assumed, as the facts say)."""
     primary = result.cases[0] if result.cases else None
-    if primary is None or not primary.t_roofline_ms or not primary.t_candidate_ms:
+    if primary is None or not primary.t_candidate_ms:
+        return None
+    floor_ms, extra = primary.t_roofline_ms, {}
+    if not floor_ms and result.target == "cpu" and facts is not None and facts.bandwidth_gbs and primary.min_bytes:
+        floor_ms = primary.min_bytes / (facts.bandwidth_gbs * 1e9) * 1e3
+        extra = {"bandwidth_gbs": facts.bandwidth_gbs}
+    if not floor_ms:
         return None
     return {
         "min_bytes": float(primary.min_bytes or 0),
-        "floor_ms": primary.t_roofline_ms,
-        "measured_ms": primary.t_candidate_ms,
-        "fraction_of_roofline": primary.t_roofline_ms / primary.t_candidate_ms,
-    }
-
-
-def host_roofline(result: EvalResult, facts: DeviceFacts | None) -> dict[str, float] | None:
-    """Primary case on the cpu: its minimum bytes at the host's bandwidth against the measured time (the harness
-    records no roofline time there). The bandwidth is measured where the peaks cache has it, else assumed."""
-    primary = result.cases[0] if result.cases else None
-    if facts is None or not facts.bandwidth_gbs or primary is None:
-        return None
-    if not primary.min_bytes or not primary.t_candidate_ms:
-        return None
-    floor_ms = primary.min_bytes / (facts.bandwidth_gbs * 1e9) * 1e3
-    return {
-        "min_bytes": float(primary.min_bytes),
         "floor_ms": floor_ms,
         "measured_ms": primary.t_candidate_ms,
         "fraction_of_roofline": floor_ms / primary.t_candidate_ms,
-        "bandwidth_gbs": facts.bandwidth_gbs,
+        **extra,
     }
 
 
@@ -335,10 +326,8 @@ def analyse(node_id: int, result: EvalResult, facts: DeviceFacts | None = None) 
         if "NaN" in a.mismatch or "numerical range" in a.mismatch:
             a.advice.append("keep the computation numerically stable: subtract the max, accumulate in fp32")
         return a
-    a.roofline = roofline(result)
-    host = a.roofline is None and result.target == "cpu"
-    if host:
-        a.roofline = host_roofline(result, facts)
+    a.roofline = roofline(result, facts)
+    host = a.roofline is not None and "bandwidth_gbs" in a.roofline
     primary = result.cases[0] if result.cases else None
     if primary and primary.t_candidate_ms and primary.t_candidate_ms < 0.02:
         a.bottleneck = "launch"

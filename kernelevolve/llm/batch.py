@@ -104,7 +104,10 @@ class OpenAIBatch(DeferredClient):
             content = sdk.files.content(file_id).text
         except Exception as e:  # noqa: BLE001
             raise LLMError(f"{self.name}: reading batch {batch_id}'s output failed: {type(e).__name__}: {e}") from None
-        return _answer(self.name, name, batch_id, content)
+        try:
+            return _answer(self.name, name, batch_id, content)
+        except (ValueError, KeyError, IndexError, TypeError, AttributeError) as e:
+            raise LLMError(f"{self.name}: batch {batch_id}'s output is malformed: {type(e).__name__}: {e}") from None
 
 
 def _answer(client: str, name: str, batch_id: str, content: str) -> LLMResponse:

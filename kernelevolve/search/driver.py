@@ -26,7 +26,7 @@ from kernelevolve.operators.tune import has_tunables, params_of
 from kernelevolve.problem.problem import Problem, source_hash
 from kernelevolve.result import MACHINE_STATUSES, EvalResult
 from kernelevolve.search.graph import Graph, GraphNode
-from kernelevolve.search.ports import Evaluate, Propose, Steer
+from kernelevolve.search.ports import Defer, Evaluate, Propose, Steer
 from kernelevolve.search.strategies import Selection, Strategy
 from kernelevolve.store.models import Run
 from kernelevolve.store.store import NodeRecord, Store
@@ -317,9 +317,9 @@ class Driver:
         """Calls of an earlier session that now have answers become steps, before anything new is asked: each as
         it was recorded (its prompt, its parents), whatever order the answers came in. Returns why the run cannot
         go on ("" when it can): a waiting call whose model this session does not name."""
-        resume = getattr(self.llm, "resume", None)
-        if resume is None:
+        if not isinstance(self.llm, Defer):
             return ""
+        resume = self.llm.resume
         for seq, call in sorted(self.waiting_calls.items()):
             if "prompt" not in call:  # made in this session: its answer is collected next session
                 continue
@@ -344,9 +344,8 @@ class Driver:
     def _waiting_reason(self) -> str:
         n = len(self.waiting_calls)
         where = self.waiting_where
-        if not where:
-            where_of = getattr(self.llm, "where", None)
-            where = where_of(max(self.waiting_calls)) if where_of else ""
+        if not where and isinstance(self.llm, Defer):
+            where = self.llm.where(max(self.waiting_calls))
         return f"waiting for the model's answer to {n} call{'s' if n != 1 else ''} ({where})"
 
     def _failures_above(self, node_id: int) -> int:

@@ -46,3 +46,16 @@ class Steer(Protocol):
 
     def next_parents(self, by_hash: dict[str, int]) -> list[int] | None:
         """The next step's parents ([] for a draft; None: nothing left), given the run's nodes by source hash."""
+
+
+@runtime_checkable
+class Defer(Protocol):
+    """An operator whose model may answer in a later session (inbox, batch): a proposal with `pending` set is stored
+    as a waiting call, and a later session asks for its answer."""
+
+    def resume(self, call: dict, parent_source: str | None, /) -> Proposal | None:
+        """The waiting call's proposal, built from its recorded prompt and the answer that came; None while it has
+        none; a proposal with `stop` set when this session cannot serve it."""
+
+    def where(self, seq: int, /) -> str:
+        """Where call `seq` waits for its answer, for the line that says what to do."""

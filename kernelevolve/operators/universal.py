@@ -69,6 +69,8 @@ DRAFT_ANGLES = (
     "language that is timed here",
     "a kernel built for the largest shape case first (tiling, vector width, cache blocking), its block sizes "
     "exposed in TUNABLES",
+    "the fewest bytes moved and launches made: the whole operator fused into one kernel, each input read once, "
+    "intermediates kept in registers or shared memory, each output written once",
 )
 # What a refine step looks at first when the analysis names nothing more pressing, in turn by call number.
 REFINE_FOCUS = (

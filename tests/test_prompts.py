@@ -287,3 +287,26 @@ def test_dry_run_writes_the_prompt_the_driver_sends_first(tmp_path):
     session.build_driver(opened, [RuleEvaluator()], llm=op, warm_start=False, confirm_best=False).run_search()
     call = opened.store.llm_calls(opened.run.id)[0]
     assert opened.store.path(call["prompt_path"]).read_text() == dry
+
+
+def test_gpu_facts_from_a_probe_state_the_measured_peaks_and_the_name_once(tmp_path, monkeypatch):
+    """On the H200 the prompt said 'datasheet (not measured here yet)' beside a fresh measurement (the cache is
+    keyed by torch.__version__, 2.11.0+cu130; the package's version is 2.11.0) and named the GPU twice (CUDA
+    builds report the model's name as gcnArchName)."""
+    from kernelevolve.platforms import facts as facts_module
+    from kernelevolve.platforms import peaks as peaks_module
+
+    monkeypatch.setenv("KERNELEVOLVE_CACHE", str(tmp_path))
+    measured = {"device": "NVIDIA H200", "bandwidth_gbs": 4215.0, "fp32_tflops": 51.0, "half_tflops": 792.8}
+    measured |= {"datasheet": [4800.0, 67.0, 989.0], "torch_version": "2.11.0+cu130"}
+    (tmp_path / "peaks.json").write_text(json.dumps({"NVIDIA H200|2.11.0+cu130": measured}))
+    assert peaks_module.cached("NVIDIA H200", "2.11.0").bandwidth_gbs == 4215.0  # the package's version
+    assert peaks_module.cached("NVIDIA H200", "2.10.0") is None
+    probe = {k: v for k, v in H200.to_dict().items() if k in ("name", "capability", "sm_count", "l2_bytes")}
+    probe |= {"cuda": "13.0", "torch_build": "2.11.0+cu130"}
+    monkeypatch.setattr(facts_module, "device_present", lambda target: True)
+    monkeypatch.setattr(facts_module, "_probe", lambda: dict(probe))
+    facts = facts_module._gpu_facts("cuda")
+    text = "\n".join(facts.describe())
+    assert facts.bandwidth_source == "measured" and "4,215 GB/s, measured" in text
+    assert text.count("NVIDIA H200") == 1 and "torch_build" not in json.dumps(facts.to_dict())

@@ -116,10 +116,19 @@ def _peaks_of(data: dict[str, Any]) -> Peaks:
     return Peaks(**data)
 
 
+def _public(version: str) -> str:
+    return version.split("+")[0]
+
+
 def cached(name: str, torch_version: str) -> Peaks | None:
     """The cached measurement of the device called `name` under this torch, or None; never measures, never
     imports torch."""
-    data = _table(_path()).get(f"{name}|{torch_version}")
+    table = _table(_path())
+    data = table.get(f"{name}|{torch_version}")
+    if data is None:  # "2.11.0" (a package's version) names the same torch as "2.11.0+cu130" (torch.__version__)
+        public = _public(torch_version)
+        same = [v for k, v in table.items() if k.rpartition("|")[0] == name and _public(k.rpartition("|")[2]) == public]
+        data = same[0] if same else None
     try:
         return _peaks_of(data) if isinstance(data, dict) else None
     except TypeError:  # a table written by another version of this module

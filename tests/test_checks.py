@@ -188,6 +188,15 @@ def test_launch_monitor_and_kernel_names(tmp_path):
     assert launches.kernel_names(source) == {"_relu"}
     cuda = 'k = load_inline(name="k", cpp_sources="", cuda_sources=r"""__global__ void scale_rows(float* x) {}""")'
     assert launches.kernel_names(cuda) == {"scale_rows"}
+    # Written by a model on the H200 and rejected as running no kernel of its own: the launch bounds after `void`.
+    spellings = (
+        "__global__ void __launch_bounds__(BET_NT) bet_fused_kernel(const int64_t* a) {}\n"
+        "template <int BLOCK> __global__ __launch_bounds__(BLOCK, 2) void tiled_kernel(float* y) {}\n"
+        'extern "C" __global__ void __attribute__((noinline)) plain_kernel (float* y) {}\n'
+        "__device__ float helper(float x) { return x; }\n"
+    )
+    found = launches.kernel_names(f"src = {spellings!r}")
+    assert found == {"bet_fused_kernel", "tiled_kernel", "plain_kernel"}
     with launches.LaunchMonitor(str(tmp_path / "cand.py")) as idle:
         torch.relu(torch.randn(100))
     assert idle.seen == []

@@ -18,7 +18,21 @@ from typing import Any
 
 import torch
 
-_GLOBAL_FN = re.compile(r"__global__\s+(?:__launch_bounds__\([^)]*\)\s+)?\w[\w:<>]*\s+(\w+)\s*\(")
+_GLOBAL = re.compile(r"\b__global__\b")
+# What may stand between __global__ and a kernel's name besides the return type: launch bounds and attributes
+# (`__global__ void __launch_bounds__(256) k(` is as common as `__global__ __launch_bounds__(256) void k(`).
+_QUALIFIERS = re.compile(r"__launch_bounds__\s*\([^)]*\)|__attribute__\s*\(\([^)]*\)\)")
+_NAME_BEFORE_PAREN = re.compile(r"[^(;{}]*?(\w+)\s*\(")
+
+
+def _global_names(text: str) -> list[str]:
+    names = []
+    for m in _GLOBAL.finditer(text):
+        declaration = _QUALIFIERS.sub(" ", text[m.end() : m.end() + 500])
+        found = _NAME_BEFORE_PAREN.match(declaration)
+        if found:
+            names.append(found.group(1))
+    return names
 
 
 def _triton_launch_codes() -> set[CodeType]:
@@ -83,7 +97,7 @@ def kernel_names(source: str) -> set[str]:
         if isinstance(node, ast.FunctionDef) and any("jit" in ast.unparse(d) for d in node.decorator_list):
             names.add(node.name)
         elif isinstance(node, ast.Constant) and isinstance(node.value, str) and "__global__" in node.value:
-            names.update(_GLOBAL_FN.findall(node.value))
+            names.update(_global_names(node.value))
     return names
 
 

@@ -14,6 +14,11 @@ if [ "${PYTEST_SECONDS:-0}" != 0 ]; then
     > "$D/logs/pytest_gpu-$round.log" 2>&1
   echo "pytest exit $?"; tail -n 8 "$D/logs/pytest_gpu-$round.log"
 fi
+if [ "${GPU_MONITOR:-0}" != 0 ]; then  # what holds the GPU, every 5 s: a process outliving its evaluation shows here
+  ( while true; do date -u +%T; nvidia-smi --query-compute-apps=pid,used_memory --format=csv,noheader
+      ps -eo pid,ppid,stat,etime,rss,args --sort=pid | grep -E "kernelevolve|python" | grep -v grep | cut -c1-160
+      sleep 5; done > "$D/logs/gpu_procs-$round.log" 2>&1 ) &
+fi
 # The peaks the prompts state as measured (the harness measures the same once per machine).
 python3 -c "import torch; from kernelevolve.platforms.peaks import peaks; print(peaks(torch.device('cuda')))"
 timeout "${BENCH_SECONDS:-400}" python3 -m kernelevolve bench "${SUITE:-ranking}" --target cuda --no-seeds \

@@ -67,12 +67,22 @@ def _fill_and_free(sizes: list[int], copies: int, device: torch.device | None = 
 
 def _fill_cuda_cache(device: torch.device, sizes: list[int]) -> None:
     """Fill every cached free block: allocating in the output's size until the cache is exhausted hands out
-    (and splits) the free blocks that size could be served from."""
+    (and splits) the free blocks that size could be served from. Only cached memory is filled: an allocation the
+    cache could not serve (the device's reserve grew) is the size's last, so poisoning takes at most one block
+    beyond the cache, never device memory the candidate would need."""
     for n in sizes:
         free = torch.cuda.memory_reserved(device) - torch.cuda.memory_allocated(device)
         held, total = [], 0
         while total <= free and len(held) < _MAX_BLOCKS:
-            held.append(torch.empty(n, dtype=torch.uint8, device=device).fill_(POISON_BYTE))
+            reserved = torch.cuda.memory_reserved(device)
+            try:
+                block = torch.empty(n, dtype=torch.uint8, device=device)
+            except torch.OutOfMemoryError:
+                break
+            if torch.cuda.memory_reserved(device) > reserved:  # not from the cache: poisoned too, then stop
+                block.fill_(POISON_BYTE)
+                break
+            held.append(block.fill_(POISON_BYTE))
             total += n
         del held
 

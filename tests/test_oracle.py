@@ -8,6 +8,7 @@ import types
 import pytest
 import torch
 
+from kernelevolve.eval.worker import memory
 from kernelevolve.eval.worker.correctness import KERNELBENCH, Criterion
 from kernelevolve.eval.worker.oracle import BUDGET_MULTIPLE, Float64Reference, unit_roundoff
 from kernelevolve.problem.inputs import DISTRIBUTIONS, build_inputs
@@ -279,3 +280,37 @@ def test_half_precision_outputs_get_one_ulp_not_sixteen(dtype):
     honest = torch.softmax(x.float(), -1).to(dtype)  # float32 inside, rounded once
     assert MEASURED.check(honest, ref, oracle=oracle).ok
     assert not MEASURED.check((ref.double() * 1.1).to(dtype), ref, oracle=oracle).ok
+
+
+def test_a_device_held_by_other_processes_is_the_harness_limit_not_the_candidate():
+    """On the H200 a process outside the evaluation held 105 of the device's 140 GB, and four honest drafts were
+    'crashed' by an out-of-memory error they did not cause."""
+    from kernelevolve.eval.evaluator import Evaluator
+    from kernelevolve.eval.job import EvalJob
+    from kernelevolve.result import Status
+
+    gb = 10**9
+    assert memory.others_note(3 * gb, 140 * gb) == ""  # spare workers' contexts: nothing to say
+    assert memory.others_note(105 * gb, 140 * gb) == "other processes held 105 GB of the device's 140 GB"
+    assert memory.out_of_memory_limit(30 * gb, 140 * gb) == ""  # the candidate had most of the device
+    reason = memory.out_of_memory_limit(105 * gb, 140 * gb)
+    assert reason.startswith("harness limit") and "105 GB" in reason and "not the candidate's doing" in reason
+
+    class Worker:  # a worker whose candidate phase hit that error
+        started, last_stage = 0.0, "correctness case 0"
+
+        def __init__(self):
+            self.events = [{"event": "ready", "t": 0.0}, {"event": "harness_limit", "message": reason}]
+
+        def next_event(self, deadline):
+            return self.events.pop(0)
+
+        def send_job(self, job):
+            pass
+
+        def log_tail(self):
+            return ""
+
+    job = EvalJob(problem_path="p.py", candidate_path="c.py", target="cpu", seed=0)
+    result = Evaluator("cpu")._run(Worker(), job)
+    assert result.status == Status.HARNESS_LIMIT and result.reason == reason

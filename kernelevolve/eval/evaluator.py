@@ -261,6 +261,9 @@ class Evaluator:
             if kind == "error":
                 result = self._base(job, Status.CRASHED, f"the worker failed: {event['message']}")
                 break
+            if kind == "harness_limit":
+                result = self._base(job, Status.HARNESS_LIMIT, event["message"])
+                break
         result.stages = {"worker_start": round(worker_start, 4), "worker_wait": round(worker_wait, 4), **result.stages}
         result.log_tail = worker.log_tail()
         return result

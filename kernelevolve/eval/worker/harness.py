@@ -367,8 +367,10 @@ def run_job(job: EvalJob, report: Report) -> EvalResult:
     stages: dict[str, float] = {}
     t0 = time.perf_counter()
     device = _device(job)
+    others = ""
     if device.type == "cuda":
         torch.cuda.reset_peak_memory_stats(device)
+        others = memory.others_note(*memory.others_bytes(device))
     source = Path(job.candidate_path).read_text()
     languages = detect_languages(source)
     result = EvalResult(
@@ -411,7 +413,12 @@ def run_job(job: EvalJob, report: Report) -> EvalResult:
         return _fail(result, Status.HARNESS_LIMIT, why, stages)
     if device.type == "cuda":
         result.harness_peak_bytes = torch.cuda.max_memory_allocated(device)
-    result.memory = "; ".join(sorted({pc.memory.describe() for pc in prepared} - {""}))
+    result.memory = "; ".join(sorted({pc.memory.describe() for pc in prepared} - {""}) + ([others] if others else []))
+    if others:
+        result.review.append(
+            f"{others} when the evaluation began (a worker that outlived its evaluation, or another job on this "
+            "GPU): its timings and memory may be disturbed"
+        )
     compile_notes = {pc.compile_reason for pc in prepared if pc.compile_reason}
     result.compile_baseline = "; ".join(sorted(compile_notes))
     use_compile = job.baseline == "compile" and all(pc.compile_ok for pc in prepared)

@@ -13,8 +13,12 @@ import resource
 import sys
 import time
 import traceback
+from typing import TYPE_CHECKING
 
 from kernelevolve.eval.spawn import DEVICE_ENV, MEMORY_LIMIT_ENV, RESULT_FD_ENV
+
+if TYPE_CHECKING:
+    from kernelevolve.eval.job import EvalJob
 
 
 def _limit_resources() -> None:
@@ -84,11 +88,28 @@ def main() -> None:
         send({"event": "problem_error", "message": str(e)})
     except BaseException as e:  # noqa: BLE001 - anything else escaping the harness, e.g. SystemExit
         traceback.print_exc()
-        send({"event": "error", "message": f"{type(e).__name__}: {e}"})
+        limit = _device_short(e, job)
+        message = limit or f"{type(e).__name__}: {e}"
+        send({"event": "harness_limit" if limit else "error", "message": message})
     sys.stdout.flush()
     sys.stderr.flush()
     # Skip interpreter teardown: atexit hooks a candidate registered never run, and exit is fast.
     os._exit(0)
+
+
+def _device_short(e: BaseException, job: EvalJob) -> str:
+    """Why an out-of-memory error on a GPU is the harness's limit ("" where it may be the candidate's)."""
+    import torch
+
+    if not isinstance(e, torch.OutOfMemoryError) or not torch.cuda.is_available():
+        return ""
+    from kernelevolve.eval.worker import memory
+
+    try:
+        held, total = memory.others_bytes(torch.device("cuda", job.device_index))  # the device run_job chose
+    except Exception:  # noqa: BLE001 - the device cannot say: the error stands as it is
+        return ""
+    return memory.out_of_memory_limit(held, total)
 
 
 if __name__ == "__main__":

@@ -22,6 +22,7 @@ from torch.utils._pytree import tree_map
 HARNESS_SHARE = 0.5
 SHARE_VARIABLE = "KERNELEVOLVE_HARNESS_MEMORY_SHARE"  # another share of free device memory (a shared GPU)
 GB = 1e9
+OTHERS_SHARE = 0.1  # other processes holding more of the device than this: the result says so (timing may suffer)
 
 
 def harness_share() -> float:
@@ -80,6 +81,32 @@ def free_bytes(device: torch.device) -> int:
     """Free device memory, counting blocks the caching allocator holds unused."""
     free, _ = torch.cuda.mem_get_info(device)
     return free + torch.cuda.memory_reserved(device) - torch.cuda.memory_allocated(device)
+
+
+def others_bytes(device: torch.device) -> tuple[int, int]:
+    """(bytes of the device in use outside this process's allocator, the device's total): other processes
+    (spare workers' contexts, a worker that outlived its evaluation, another job on a shared GPU) and this
+    process's own CUDA context."""
+    free, total = torch.cuda.mem_get_info(device)
+    return max(0, total - free - torch.cuda.memory_reserved(device)), total
+
+
+def others_note(held: int, total: int) -> str:
+    """What a result says when other processes held more of the device than OTHERS_SHARE ("" otherwise)."""
+    if total <= 0 or held <= OTHERS_SHARE * total:
+        return ""
+    return f"other processes held {held / GB:.3g} GB of the device's {total / GB:.3g} GB"
+
+
+def out_of_memory_limit(held: int, total: int) -> str:
+    """The reason an out-of-memory error is the harness's limit, not the candidate's doing ("" where the candidate
+    had the device): other processes held more than half of it."""
+    if total <= 0 or held <= 0.5 * total:
+        return ""
+    return (
+        f"harness limit: the device ran out of memory while {others_note(held, total)} (a process that outlived "
+        "its evaluation, or another job on this GPU): not the candidate's doing"
+    )
 
 
 def make_plan(

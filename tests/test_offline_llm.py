@@ -118,6 +118,9 @@ def test_an_inbox_run_waits_and_resumes_serving_answers_out_of_order(tmp_path):
     calls = {c["seq"]: c for c in store.llm_calls(opened.run.id)}
     assert calls[2]["outcome"] == "ok" and calls[2]["node_id"] is not None and calls[1]["outcome"] == "pending"
     assert (store.runs_dir / calls[2]["prompt_path"]).read_text() == stored[2]["prompt"]  # not rebuilt
+    # the node records the knowledge-base documents its prompt carried, though the prompt was built a session before
+    injected = (store.analysis(calls[2]["node_id"]) or {}).get("knowledge")
+    assert injected and injected == stored[2]["knowledge"] and all(p in stored[2]["prompt"] for p in injected)
     # Every call answered: all are served, and the run goes on to its budget.
     answers = iter(kernel(t, tunable=False) for t in (16, 32, 64, 128, 256, 512, 1024, 2048))
     for _ in range(3):

@@ -484,7 +484,9 @@ class UniversalOperator:
         parents = list(call["parents"])
         parent = ParentContext(parents[0], "", parent_source or "", None) if parents else None
         source, error = self._parsed(response, parent, error)
-        return self._proposal(call["seq"], parents, parent, arm, call["prompt"], response, source, error, 0)
+        proposal = self._proposal(call["seq"], parents, parent, arm, call["prompt"], response, source, error, 0)
+        proposal.knowledge = list(call.get("knowledge") or [])
+        return proposal
 
     def _parsed(self, response: LLMResponse | None, parent: ParentContext | None, error: str) -> tuple[str | None, str]:
         """The kernel an answer gives (priced on the way), or why there is none: (source, error)."""

@@ -394,6 +394,8 @@ class Driver:
         finally:
             del self._waiting[key]
         proposal.knowledge = list(request.context.knowledge_paths)  # stored with the node: retrieval is measurable
+        if proposal.call is not None:  # a pending call keeps them until its answer becomes a node
+            proposal.call.knowledge = proposal.knowledge
         return await self._after_proposal(op, proposal, free)
 
     async def _after_proposal(self, op: Propose, proposal: Proposal, free: asyncio.Queue) -> StepOutcome:

@@ -13,7 +13,7 @@ import secrets
 import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -48,6 +48,7 @@ class LLMCallRecord:
     cost: float = 0.0
     latency_s: float = 0.0
     outcome: str = ""  # ok | error | unusable | duplicate | evaluated | pending
+    knowledge: list[str] = field(default_factory=list)  # documents the prompt carried: kept for a pending call
 
 
 @dataclass
@@ -388,6 +389,11 @@ class Store:
                 c["prompt"] = (self.runs_dir / c["prompt_path"]).read_text()
             except OSError as e:
                 raise StoreError(f"the prompt of pending call {c['seq']} of run {run_id} is unreadable: {e}") from None
+            knowledge = self.runs_dir / run_id / "llm" / f"{c['seq']:05d}-knowledge.json"
+            try:
+                c["knowledge"] = json.loads(knowledge.read_text()) if knowledge.is_file() else []
+            except (OSError, ValueError):
+                c["knowledge"] = []  # a record of retrieval, not needed to serve the call
         return calls
 
     def _llm_row(self, run_id: str, call: LLMCallRecord, node_id: int | None) -> LLMCall:
@@ -396,6 +402,8 @@ class Store:
             folder.mkdir(parents=True, exist_ok=True)
             (folder / f"{call.seq:05d}-prompt.md").write_text(call.prompt)
             (folder / f"{call.seq:05d}-response.md").write_text(call.response)
+            if call.outcome == "pending" and call.knowledge:  # its node, made in a later session, records them
+                (folder / f"{call.seq:05d}-knowledge.json").write_text(json.dumps(call.knowledge))
         except OSError as e:
             raise StoreError(f"cannot write the LLM transcript under {folder}: {_os_reason(e)}") from None
         rel = Path(run_id) / "llm"

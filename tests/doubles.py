@@ -41,6 +41,7 @@ class RuleEvaluator:
         self.delay_s = delay_s
         self.evaluated: list[str] = []  # the sources, in order
         self.options: list[EvalOptions] = []
+        self.prebuilt: list[str] = []  # the sources whose extensions were built beside an evaluation
 
     def evaluate(self, problem: Problem, candidate: Path, options: EvalOptions | None = None, /, **kw) -> EvalResult:
         source = Path(candidate).read_text()
@@ -53,6 +54,10 @@ class RuleEvaluator:
         fitness = self.rule(source)
         case = CaseResult(shape={"N": 8}, correct=True, speedup=fitness, t_candidate_ms=1.0 / fitness, t_eager_ms=1.0)
         return EvalResult(status=Status.OK, correct=True, cases=[case], target=self.platform.name).finalize()
+
+    def prebuild(self, problem: Problem, candidate: Path) -> EvalResult:
+        self.prebuilt.append(Path(candidate).read_text())
+        return EvalResult(status=Status.OK, correct=False, reason="built only: not evaluated").finalize()
 
     def close(self) -> None:
         pass

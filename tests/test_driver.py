@@ -117,6 +117,24 @@ def test_llm_drafts_first_then_refines_and_duplicates_make_no_node(tmp_path, see
     assert ops[0] == "seed" and ops[1:3] == ["llm-draft", "llm-draft"]
 
 
+@pytest.mark.parametrize("target", ["cuda", "cpu"])
+def test_extensions_of_waiting_candidates_build_beside_the_running_evaluation_on_a_gpu(tmp_path, seed, target):
+    """On the H200 a model's CUDA drafts spent 60 s each on nvcc, one after another, with the GPU idle: a draft
+    waiting for the evaluator now has its extension built meanwhile (GPU targets; on the cpu target a build would
+    take the cores being timed)."""
+    evaluator = RuleEvaluator(target=target, delay_s=0.2)
+    extension = "from torch.utils.cpp_extension import load_inline"
+    drafts = [kernel(t, extension if t != 8 else "") for t in (2, 4, 8, 16)]
+    llm = ScriptedOperator(drafts)
+    search(Store(tmp_path), RunSpec(PROBLEM, seed, llm=("s:x",)), Limits(budget=5), evaluator, llm, max_inflight=4)
+    if target == "cpu":
+        assert evaluator.prebuilt == []
+        return
+    # the three that build an extension and waited for the evaluator; the plain Python one is never prebuilt
+    assert evaluator.prebuilt and all(extension in s for s in evaluator.prebuilt)
+    assert set(evaluator.prebuilt) <= set(evaluator.evaluated) and len(evaluator.prebuilt) >= 2
+
+
 def test_the_cost_budget_stops_the_search(tmp_path, seed):
     llm = ScriptedOperator([kernel(t) for t in (2, 4, 8, 16, 64, 128)], cost=1.0)
     _, driver, reason, _ = search(
@@ -263,7 +281,7 @@ def test_the_best_kernel_is_evaluated_against_torch_compile_only_where_the_searc
     class GpuLike(RuleEvaluator):
         def __init__(self):
             super().__init__()
-            self.platform = type("P", (), {"compile_baseline": True, "name": "cuda"})()
+            self.platform = type("P", (), {"compile_baseline": True, "name": "cuda", "device_type": "cuda"})()
 
     store = Store(tmp_path)
     gpu = GpuLike()

@@ -197,6 +197,25 @@ def test_a_build_slower_than_the_candidate_deadline_is_not_cut(tmp_path, cache, 
     assert result.stages["compile"] >= 6
 
 
+def test_a_prebuild_builds_into_the_cache_and_the_evaluation_loads_that_build(tmp_path, cache, relu_problem):
+    """Evaluator.prebuild (the driver's build beside a running evaluation) imports the candidate in a worker of its
+    own and judges nothing; the candidate's evaluation then loads the built library instead of building again."""
+    cand = _candidate(tmp_path)
+    with Evaluator("cpu", timeout_s=60) as ev:
+        built = ev.prebuild(relu_problem, cand)
+        assert built.status is Status.OK and built.reason == "built only: not evaluated", built.log_tail
+        (folder,) = _build_folders(cache)
+        (library,) = folder.glob("*.so")
+        made = library.stat().st_mtime_ns
+        result = ev.evaluate(relu_problem, cand, timed=False, trials=1)
+        assert result.status is Status.OK, (result.reason, result.log_tail)
+        assert library.stat().st_mtime_ns == made and _build_folders(cache) == [folder]  # loaded, not rebuilt
+        broken = tmp_path / "broken.py"
+        broken.write_text("raise RuntimeError('no such extension')\n")
+        failed = ev.prebuild(relu_problem, broken)
+    assert failed.status is Status.COMPILE_ERROR and "no such extension" in failed.reason
+
+
 # ---- machine-dependent results are not verdicts ----
 
 

@@ -222,6 +222,27 @@ class Evaluator:
         result.stages["worker_exit"] = round(exit_s, 4)
         return result
 
+    def prebuild(self, problem: Problem, candidate: str | Path) -> EvalResult:
+        """Build the candidate's C++/CUDA extensions into the extension cache, in a worker of its own (never a
+        spare: those are the evaluations'), while this evaluator may be evaluating another candidate: its own
+        evaluation then loads them. Nothing is judged; the result says only whether the import succeeded."""
+        job = EvalJob(
+            problem_path=str(problem.path),
+            candidate_path=str(Path(candidate).resolve()),
+            target=self.target,
+            seed=0,
+            device_index=self.device_index,
+            timed=False,
+            build_only=True,
+        )
+        worker = WorkerProcess(self.target, self.memory_limit, self.device_index)
+        self._busy.add(worker)
+        try:
+            return self._run(worker, job)
+        finally:
+            self._busy.discard(worker)
+            worker.kill()
+
     def _run(self, worker: WorkerProcess, job: EvalJob) -> EvalResult:
         asked = time.monotonic()
         try:

@@ -76,3 +76,4 @@ class EvalJob(BaseModel):
     copy_floor: bool = False
     correctness: str = "measured"
     allow_tf32: bool = False
+    build_only: bool = False  # import the candidate (building its extensions into the cache), judge nothing

@@ -32,6 +32,11 @@ from kernelevolve.store.models import Run
 from kernelevolve.store.store import NodeRecord, Store
 
 
+def builds_extension(source: str) -> bool:
+    """Whether a candidate builds a C++/CUDA extension (torch.utils.cpp_extension's load_inline or load)."""
+    return "cpp_extension" in source or "load_inline" in source
+
+
 async def in_daemon_thread(fn: Callable, *args: object) -> object:
     """fn(*args) in a daemon thread. asyncio's own threads are joined when the loop closes, so an interrupted run
     would wait for a call that never returns (a model server that hangs); a daemon thread is left behind."""
@@ -62,6 +67,7 @@ async def in_daemon_thread(fn: Callable, *args: object) -> object:
 
 # Failures a debug step may be given, least promising first (a wrong value ran, a compile error did not), and how
 # many failures in a row a lineage may hold before it is given up.
+MAX_PREBUILDS = 4  # extension builds beside the running evaluation (GPU targets; eval/evaluator.py's prebuild)
 DEBUGGABLE = ("compile_error", "rejected", "runtime_error", "incorrect")
 DEBUG_DEPTH = 2
 
@@ -184,6 +190,7 @@ class Driver:
         self.progress = Progress(budget=config.budget, time_s=config.time_s)
         self._tasks: set[asyncio.Task] = set()
         self._waiting: dict[int, tuple[str, float]] = {}  # what each step in flight waits for, since when
+        self._prebuilds: set[asyncio.Task] = set()  # extension builds beside the running evaluation
         self._ids = itertools.count()
         self._started = time.monotonic()
         self._elapsed_before = run.elapsed_s or 0.0
@@ -417,6 +424,8 @@ class Driver:
         self._pending.mkdir(parents=True, exist_ok=True)
         path = self._pending / f"{proposal.source_hash}.py"
         path.write_text(proposal.source)
+        if free.empty():  # every evaluator busy: its extensions can build meanwhile
+            self._prebuild(proposal)
         evaluator = await free.get()
         key, t0 = next(self._ids), time.monotonic()
         self._waiting[key] = ("an evaluation", t0)
@@ -430,6 +439,30 @@ class Driver:
             del self._waiting[key]
             free.put_nowait(evaluator)
             path.unlink(missing_ok=True)
+
+    def _prebuild(self, proposal: Proposal) -> None:
+        """A candidate that builds a C++/CUDA extension and waits for an evaluator has it built beside the running
+        evaluation (at most MAX_PREBUILDS at once), so its own evaluation loads it instead of spending a minute
+        of device time on nvcc. GPU targets only: on the cpu target a build would take the cores being timed."""
+        evaluator = self.evaluators[0]
+        if evaluator.platform.device_type == "cpu" or not builds_extension(proposal.source or ""):
+            return
+        if len(self._prebuilds) >= MAX_PREBUILDS:
+            return
+        copy = self._pending / f"{proposal.source_hash}.prebuild.py"
+        copy.write_text(proposal.source or "")
+
+        async def build() -> None:
+            try:
+                await in_daemon_thread(evaluator.prebuild, self.problem, copy)
+            except Exception:  # noqa: BLE001 - a failed prebuild only means the evaluation builds it itself
+                pass
+            finally:
+                copy.unlink(missing_ok=True)
+
+        task = asyncio.create_task(build())
+        self._prebuilds.add(task)
+        task.add_done_callback(self._prebuilds.discard)
 
     def _would_be_best(self, result: EvalResult) -> bool:
         best = self.graph.best()

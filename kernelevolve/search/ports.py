@@ -20,6 +20,9 @@ class Evaluate(Protocol):
 
     def evaluate(self, problem: Problem, candidate: Path, options: EvalOptions, /) -> EvalResult: ...
 
+    def prebuild(self, problem: Problem, candidate: Path) -> EvalResult:
+        """Build the candidate's extensions beside a running evaluation (the driver does so on GPU targets)."""
+
     def close(self) -> None: ...
 
 

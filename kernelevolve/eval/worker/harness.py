@@ -384,6 +384,8 @@ def run_job(job: EvalJob, report: Report) -> EvalResult:
         versions=_versions(device),
     )
     result.interpreted = platform.is_interpreted(languages)
+    if job.build_only:
+        return _build_only(job, result, report)
     timed = job.timed and not result.interpreted
     require_kernel = policy_default(platform) if job.require_kernel is None else job.require_kernel
     rng = random.Random(job.seed)
@@ -667,6 +669,19 @@ def _tamper_reason(names: list[str]) -> str:
         )
     shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
     return f"integrity check: the candidate re-bound {shown}"
+
+
+def _build_only(job: EvalJob, result: EvalResult, report: _Stages) -> EvalResult:
+    """The candidate imported, nothing judged: its C++/CUDA extensions are built into the extension cache, where
+    its evaluation finds them (a build beside another evaluation instead of within its own)."""
+    t0 = time.perf_counter()
+    report("compile")
+    extension_cache.install(report=report.build)
+    try:
+        load_candidate(job.candidate_path)
+    except CandidateLoadError as e:
+        return _fail(result, Status.COMPILE_ERROR, str(e), {"compile": time.perf_counter() - t0})
+    return _fail(result, Status.OK, "built only: not evaluated", {"compile": time.perf_counter() - t0})
 
 
 def _fail(result: EvalResult, status: Status, reason: str, stages: dict[str, float]) -> EvalResult:

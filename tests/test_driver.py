@@ -540,3 +540,26 @@ def test_a_new_best_is_evaluated_again_and_keeps_the_lower_measure(tmp_path, see
     (row,) = [r for r in Store(tmp_path).nodes(driver.run.id) if r.id == node.id]
     review = Store(tmp_path).evaluation(row.id).review
     assert any("evaluated again before it became the best: 5x, then 1.2x" in note for note in review), review
+
+
+def test_a_run_is_searched_by_one_process_at_a_time(tmp_path, seed):
+    """Two processes stepping one run would both write its store; the second is told who holds it, and can go on
+    once the holder has gone (a killed holder leaves no lock behind)."""
+    store = Store(tmp_path)
+    opened = session.open_run(store, RunSpec(PROBLEM, seed), Limits(budget=2))
+    session.finish(opened, "opened only")  # releases the run
+    hold = (
+        "import sys, time\nfrom pathlib import Path\nfrom kernelevolve.search import run_lock\n"
+        f"run_lock.hold(Path({str(tmp_path / opened.run.id)!r}), 'r')\nprint('held', flush=True)\ntime.sleep(60)\n"
+    )
+    holder = subprocess.Popen([sys.executable, "-c", hold], stdout=subprocess.PIPE, text=True, cwd=ROOT)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        with pytest.raises(SessionError, match=rf"run {opened.run.id} is being searched by another process \(pid "):
+            session.open_run(store, RunSpec(PROBLEM, seed), Limits(budget=2))
+    finally:
+        holder.kill()
+        holder.wait()
+    again = session.open_run(store, RunSpec(PROBLEM, seed), Limits(budget=2))
+    assert again.run.id == opened.run.id and again.resumed
+    session.finish(again, "opened only")

@@ -11,6 +11,7 @@ import types
 from typing import Any
 
 import torch
+from torch.utils._pytree import tree_map
 
 from kernelevolve.problem.problem import ProblemError
 
@@ -112,19 +113,20 @@ def build_inputs(
     inputs = call_get_inputs(module, seed, device)
     # Redrawn floating inputs are drawn on the device itself, as get_inputs' own tensors are.
     gen = torch.Generator(device=device).manual_seed(seed ^ 0x5EED)
-    out: list[Any] = []
-    for x in inputs:
-        if isinstance(x, torch.Tensor):
-            x = x.detach()
-            fresh = False  # a tensor made here needs no copy; one from get_inputs() may be shared
-            if x.is_floating_point():
-                if distribution != "given":
-                    x, fresh = _redraw(x, distribution, gen), True
-                fresh = fresh or x.dtype != dtype
-                x = x.to(dtype)
-            x = x.to(device).contiguous() if x.device != device else x if fresh else x.clone()
-        out.append(x)
-    return out
+
+    def leaf(x: Any) -> Any:  # every tensor, however nested in lists, tuples or dicts
+        if not isinstance(x, torch.Tensor):
+            return x
+        x = x.detach()
+        fresh = False  # a tensor made here needs no copy; one from get_inputs() may be shared
+        if x.is_floating_point():
+            if distribution != "given":
+                x, fresh = _redraw(x, distribution, gen), True
+            fresh = fresh or x.dtype != dtype
+            x = x.to(dtype)
+        return x.to(device).contiguous() if x.device != device else x if fresh else x.clone()
+
+    return list(tree_map(leaf, list(inputs)))
 
 
 def build_init_inputs(module: types.ModuleType) -> list[Any]:

@@ -24,6 +24,7 @@ from kernelevolve.operators.tune import TuneOperator
 from kernelevolve.platforms import PLATFORMS, device_present, get_platform
 from kernelevolve.problem.problem import Problem, ProblemError, load_problem, source_hash
 from kernelevolve.result import EvalResult
+from kernelevolve.search import run_lock
 from kernelevolve.search.driver import Driver, Progress, Root, SearchConfig
 from kernelevolve.search.graph import Graph
 from kernelevolve.search.ports import Evaluate, Propose
@@ -208,7 +209,9 @@ def open_run(store: Store, spec: RunSpec, limits: Limits = Limits(), *, run_id: 
                 config_hash=identity,
                 budget=resolved.budget,
             )
+            _hold(store, run.id)
             return Session(store, run, spec, problem, resumed=False, stored_nodes=0, limits=resolved)
+        _hold(store, run.id)  # before the resumed run's config is touched
         kept = json.loads(run.config)
         resolved = limits.over(kept)
         store.update_run(run.id, config=json.dumps({**kept, **config, **asdict(resolved)}, sort_keys=True))
@@ -216,6 +219,15 @@ def open_run(store: Store, spec: RunSpec, limits: Limits = Limits(), *, run_id: 
         raise SessionError(str(e)) from None
     nodes = len(store.nodes(run.id))
     return Session(store, run, spec, problem, resumed=True, stored_nodes=nodes, limits=resolved)
+
+
+def _hold(store: Store, run_id: str) -> None:
+    try:
+        run_lock.hold(store.runs_dir / run_id, run_id)
+    except run_lock.RunInUse as e:
+        raise SessionError(str(e)) from None
+    except OSError as e:
+        raise SessionError(f"cannot lock run {run_id} under {store.runs_dir}: {e.strerror or e}") from None
 
 
 def llm_operator(session: Session, settings: LLMSettings) -> Propose | None:
@@ -441,6 +453,7 @@ def finish(session: Session, stop_reason: str, evaluator: Evaluate | None = None
     seed = graph.nodes[graph.order[0]] if graph.order else None
     best_row = next((n for n in nodes if best and n.id == best.id), None)
     usage = store.llm_usage(run.id).values()
+    run_lock.release(store.runs_dir / run.id)  # another process may search it from here on
     return RunOutcome(
         run=run.id,
         evaluations=len(graph),

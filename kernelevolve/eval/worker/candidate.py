@@ -51,11 +51,28 @@ def _call_name(func: ast.expr) -> str:
     return ""
 
 
+def read_source(path: str | Path) -> str:
+    """The candidate's text; CandidateLoadError where it is not Python source (not UTF-8, or NUL bytes)."""
+    data = Path(path).read_bytes()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise CandidateLoadError(
+            f"the candidate is not UTF-8 text (byte 0x{data[e.start]:02x} at offset {e.start}): a kernel file must "
+            "be Python source"
+        ) from None
+    if "\x00" in text:
+        raise CandidateLoadError(
+            f"the candidate holds a NUL byte (offset {text.index(chr(0))}): a kernel file must be Python source"
+        )
+    return text
+
+
 def load_candidate(path: str | Path) -> types.ModuleType:
     """Execute the candidate file as its own module; raises CandidateLoadError with the cause."""
     p = Path(path)
     try:
-        code = compile(p.read_text(), str(p), "exec")
+        code = compile(read_source(p), str(p), "exec")
     except SyntaxError as e:
         raise CandidateLoadError(f"syntax error at line {e.lineno}: {e.msg}") from e
     try:

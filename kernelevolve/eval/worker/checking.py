@@ -17,7 +17,7 @@ from typing import Any
 import torch
 from torch.utils._pytree import tree_flatten
 
-from kernelevolve.eval.worker import memory
+from kernelevolve.eval.worker import memory, trees
 from kernelevolve.eval.worker.correctness import (
     KERNELBENCH,
     Comparison,
@@ -204,7 +204,7 @@ def _deterministic(model: torch.nn.Module, trial: Trial, out: Any, pc: PreparedC
     agree within the problem's tolerance: stale or uninitialised memory, and results that depend on where the
     inputs live, differ far more; bitwise identity would reject honest parallel reductions (OpenMP reduction
     order, GPU atomics)."""
-    fresh = [x.clone() if isinstance(x, torch.Tensor) else x for x in trial.inputs]
+    fresh = trees.clone(trial.inputs)
     _reference_first(pc, fresh, g)
     monitor = LaunchMonitor(g.candidate_path) if g.require_kernel else None
     again, _ = call_checked(model, fresh, pc, g, monitor)

@@ -11,6 +11,7 @@ import torch
 from torch.utils._pytree import tree_flatten
 
 from kernelevolve.eval.job import BUDGET_MULTIPLE
+from kernelevolve.eval.worker import trees
 from kernelevolve.eval.worker.oracle import CHUNK, LeafBudget, Oracle
 
 NORM_ERR_FLOOR = 1e-3
@@ -202,6 +203,8 @@ def _budget_leaf(
 
 def _mismatch(o: Any, r: torch.Tensor, where: str) -> Comparison | None:
     """Type, shape, dtype and device of an output tensor against the reference's (None: they agree)."""
+    if o is None:
+        return Comparison(False, f"{where}forward returned None where the reference returns a {tuple(r.shape)} tensor")
     if not isinstance(o, torch.Tensor):
         return Comparison(False, f"{where}expected a tensor, got {type(o).__name__}")
     if o.shape != r.shape:
@@ -312,17 +315,20 @@ def _verdict(
 
 def snapshot(inputs: list[Any]) -> list[Any]:
     """Copies of the tensor inputs, to verify afterwards that the candidate did not modify them."""
-    return [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
+    return trees.clone(inputs)
 
 
 def inputs_unchanged(inputs: list[Any], before: list[Any]) -> str:
-    """'' when every tensor input still has its snapshot's shape and values, else which one changed."""
-    for i, (x, b) in enumerate(zip(inputs, before)):
-        if isinstance(b, torch.Tensor):
-            if not isinstance(x, torch.Tensor) or x.shape != b.shape or x.dtype != b.dtype:
-                return f"input {i} was modified by the candidate (shape or dtype changed)"
-            if not torch.equal(x, b) and not (
-                x.is_floating_point() and torch.equal(torch.nan_to_num(x), torch.nan_to_num(b))
-            ):
-                return f"input {i} was modified by the candidate"
+    """'' when every tensor input still has its snapshot's shape and values, else which one changed (counted
+    over the tensor leaves: input 2 is the third tensor, however nested)."""
+    now, then = trees.tensors(inputs), trees.tensors(before)
+    if len(now) != len(then):
+        return "the inputs were modified by the candidate (tensors added or removed)"
+    for i, (x, b) in enumerate(zip(now, then)):
+        if x.shape != b.shape or x.dtype != b.dtype:
+            return f"input {i} was modified by the candidate (shape or dtype changed)"
+        if not torch.equal(x, b) and not (
+            x.is_floating_point() and torch.equal(torch.nan_to_num(x), torch.nan_to_num(b))
+        ):
+            return f"input {i} was modified by the candidate"
     return ""

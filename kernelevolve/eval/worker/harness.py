@@ -21,8 +21,8 @@ from typing import Any
 import torch
 
 from kernelevolve.eval.job import EvalJob
-from kernelevolve.eval.worker import l2, launches, memory, precision, speed
-from kernelevolve.eval.worker.candidate import CandidateLoadError, detect_languages, load_candidate
+from kernelevolve.eval.worker import l2, launches, memory, precision, speed, trees
+from kernelevolve.eval.worker.candidate import CandidateLoadError, detect_languages, load_candidate, read_source
 from kernelevolve.eval.worker.checking import (
     CandidateFailure,
     Guard,
@@ -82,7 +82,7 @@ def time_case(
 
     def midway() -> None:
         nonlocal rotated
-        if _same_layout(pc.timing_sets):
+        if trees.same_layout(pc.timing_sets):
             _rotate_contents(pc.timing_sets)
             rotated = True
         last.clear()
@@ -150,37 +150,23 @@ def confirm_host_tails(
             setattr(result, f"t_{name}_tail_ms", min(old, st.tail_ms))
 
 
-def _same_layout(sets: list[list[Any]]) -> bool:
-    """Whether the sets hold tensors of one shape and dtype at every position (so contents can rotate)."""
-    if len({len(s) for s in sets}) != 1:
-        return False
-    for column in zip(*sets):
-        if isinstance(column[0], torch.Tensor):
-            shape, dtype = column[0].shape, column[0].dtype
-            if not all(isinstance(x, torch.Tensor) and x.shape == shape and x.dtype == dtype for x in column):
-                return False
-    return True
-
-
 def _rotate_contents(sets: list[list[Any]]) -> None:
     """Set k takes set k+1's tensor contents, the last the first's: the same buffers, other values."""
-    for j, first in enumerate(sets[0]):
-        if isinstance(first, torch.Tensor):
-            saved = first.clone()
-            for k in range(len(sets) - 1):
-                sets[k][j].copy_(sets[k + 1][j])
-            sets[-1][j].copy_(saved)
+    leaves = [trees.tensors(s) for s in sets]
+    for j, first in enumerate(leaves[0]):
+        saved = first.clone()
+        for k in range(len(sets) - 1):
+            leaves[k][j].copy_(leaves[k + 1][j])
+        leaves[-1][j].copy_(saved)
 
 
 def _copies(sets: list[list[Any]]) -> list[list[Any]]:
-    return [[x.clone() if isinstance(x, torch.Tensor) else x for x in inputs] for inputs in sets]
+    return [trees.clone(inputs) for inputs in sets]
 
 
 def _restore(sets: list[list[Any]], saved: list[list[Any]] | None) -> None:
     for inputs, copies in zip(sets, saved or []):
-        for dst, src in zip(inputs, copies):
-            if isinstance(dst, torch.Tensor):
-                dst.copy_(src)
+        trees.copy_(inputs, copies)
 
 
 def _timed(
@@ -233,7 +219,7 @@ def check_unseen_inputs(timer: Timer, pc: PreparedCase, model: torch.nn.Module, 
     the sets differ in layout (jagged inputs), as the rotation is. Raises CandidateFailure."""
     timed_ms = cr.t_candidate_host_ms if timer.is_cuda else cr.t_candidate_ms
     fresh = len(pc.unseen_sets) - pc.unseen_used
-    if not fresh or not timed_ms or not _same_layout(pc.timing_sets + pc.unseen_sets):
+    if not fresh or not timed_ms or not trees.same_layout(pc.timing_sets + pc.unseen_sets):
         return
     g.ran("unseen_inputs")
     n = pc.unseen_used + min(fresh, UNSEEN_SETS)
@@ -265,9 +251,7 @@ def _unseen_round(
         contents, ref = pc.unseen_sets[k], memory.to(pc.unseen_refs[k], g.device)  # the plan may hold it on the host
         with torch.no_grad():
             before = timer.time_once(lambda inputs: model(*inputs), seen)[0]
-            for dst, src in zip(buffers, contents):
-                if isinstance(dst, torch.Tensor):
-                    dst.copy_(src)
+            trees.copy_(buffers, contents)
             ms, out = timer.time_once(lambda inputs: model(*inputs), buffers)
             after = timer.time_once(lambda inputs: model(*inputs), seen)[0]
         left = g.watch.python_left()
@@ -371,7 +355,10 @@ def run_job(job: EvalJob, report: Report) -> EvalResult:
     if device.type == "cuda":
         torch.cuda.reset_peak_memory_stats(device)
         others = memory.others_note(*memory.others_bytes(device))
-    source = Path(job.candidate_path).read_text()
+    try:
+        source, unreadable = read_source(job.candidate_path), ""
+    except CandidateLoadError as e:
+        source, unreadable = "", str(e)
     languages = detect_languages(source)
     result = EvalResult(
         status=Status.OK,
@@ -384,6 +371,8 @@ def run_job(job: EvalJob, report: Report) -> EvalResult:
         versions=_versions(device),
     )
     result.interpreted = platform.is_interpreted(languages)
+    if unreadable:
+        return _fail(result, Status.COMPILE_ERROR, unreadable, stages)
     if job.build_only:
         return _build_only(job, result, report)
     timed = job.timed and not result.interpreted

@@ -21,6 +21,7 @@ import torch
 from torch.utils._pytree import tree_flatten
 
 from kernelevolve.eval.job import BUDGET_MULTIPLE
+from kernelevolve.eval.worker import trees
 from kernelevolve.eval.worker.memory import host_available
 
 __all__ = ["BUDGET_MULTIPLE", "Float64Reference", "LeafBudget", "Oracle", "errors", "unit_roundoff"]
@@ -119,10 +120,10 @@ class Float64Reference:
             return self._measure(inputs, ref, seed)
         except torch.OutOfMemoryError:
             if next(self.model.parameters(), torch.empty(0)).device.type == "cpu" and all(
-                x.device.type == "cpu" for x in inputs if isinstance(x, torch.Tensor)
+                x.device.type == "cpu" for x in trees.tensors(inputs)
             ):
                 return "the float64 run does not fit in memory"
-        need = HOST_FACTOR * sum(x.numel() * 8 for x in inputs if isinstance(x, torch.Tensor))
+        need = HOST_FACTOR * sum(x.numel() * 8 for x in trees.tensors(inputs))
         available = host_available()
         if available is not None and need > available:
             return (
@@ -131,7 +132,7 @@ class Float64Reference:
             )
         self.model = self.model.cpu()
         torch.cuda.empty_cache()
-        host = [x.cpu() if isinstance(x, torch.Tensor) else x for x in inputs]
+        host = trees.map_tensors(torch.Tensor.cpu, inputs)
         try:
             return self._measure(host, ref, seed)
         except torch.OutOfMemoryError:
@@ -143,12 +144,12 @@ class Float64Reference:
         saved = [t.clone() for t in state]
         try:
             with torch.no_grad():
-                inputs64 = [_to64(x) for x in inputs]
+                inputs64 = trees.map_tensors(_to64, inputs)
                 exact = self.model(*inputs64)
                 why = _not_float64(exact, ref)
                 if why:
                     return why
-                moved = [x for x in inputs64 if isinstance(x, torch.Tensor) and x.dtype == torch.float64] + state
+                moved = [x for x in trees.tensors(inputs64) if x.dtype == torch.float64] + state
                 factors: dict[torch.device, torch.Tensor] = {}
                 for k, t in enumerate(x for x in moved if not _integral(x)):
                     if t.device not in factors:

@@ -8,6 +8,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from kernelevolve.eval import environment
 from kernelevolve.eval.job import EvalOptions
 from kernelevolve.operators.base import Proposal, Request
 from kernelevolve.operators.tune import params_of
@@ -50,10 +51,20 @@ class RuleEvaluator:
         time.sleep(self.delay_s)
         for marker, status in self.statuses.items():
             if marker in source:
-                return EvalResult(status=status, correct=False, reason=f"scripted {status.value}: {marker}").finalize()
+                env = environment.current(self.platform.name)
+                return EvalResult(
+                    status=status,
+                    correct=False,
+                    reason=f"scripted {status.value}: {marker}",
+                    versions=env,
+                    device=env["device"],
+                ).finalize()
         fitness = self.rule(source)
         case = CaseResult(shape={"N": 8}, correct=True, speedup=fitness, t_candidate_ms=1.0 / fitness, t_eager_ms=1.0)
-        return EvalResult(status=Status.OK, correct=True, cases=[case], target=self.platform.name).finalize()
+        env = environment.current(self.platform.name)  # judged here and now, as a worker's result says
+        return EvalResult(
+            status=Status.OK, correct=True, cases=[case], target=self.platform.name, versions=env, device=env["device"]
+        ).finalize()
 
     def prebuild(self, problem: Problem, candidate: Path) -> EvalResult:
         self.prebuilt.append(Path(candidate).read_text())

@@ -563,3 +563,34 @@ def test_a_run_is_searched_by_one_process_at_a_time(tmp_path, seed):
     again = session.open_run(store, RunSpec(PROBLEM, seed), Limits(budget=2))
     assert again.run.id == opened.run.id and again.resumed
     session.finish(again, "opened only")
+
+
+def test_a_stored_verdict_is_reused_only_from_this_harness_torch_and_device(tmp_path, seed):
+    """A verdict from an older harness (a check since fixed), another torch or another GPU says nothing certain
+    about this one: the source is evaluated again. One judged here and now is reused, never evaluated twice."""
+    from kernelevolve.eval import environment
+
+    env = environment.current("cpu")
+    assert environment.matches({**env}, env["device"], env)
+    assert environment.matches({**env, "torch": env["torch"] + "+cu130"}, env["device"], env)  # one release
+    assert not environment.matches({**env, "harness": "an older one"}, env["device"], env)
+    assert not environment.matches({**env, "torch": "1.13.1"}, env["device"], env)
+    assert not environment.matches({}, env["device"], env)  # stored before harnesses were recorded
+    gpu = environment.current("cuda", "NVIDIA H200")
+    assert not environment.matches({**gpu}, "NVIDIA H100 80GB HBM3", gpu)
+
+    store, twin = Store(tmp_path), kernel(8, tunable=False)
+    first = RuleEvaluator()
+    search(store, RunSpec(PROBLEM, seed, tag="a"), Limits(budget=2), first, ScriptedOperator([twin]))
+    assert first.evaluated.count(twin) == 1
+    again = RuleEvaluator()
+    search(store, RunSpec(PROBLEM, seed, tag="b"), Limits(budget=2), again, ScriptedOperator([twin]))
+    assert again.evaluated.count(twin) == 0  # judged here and now: reused
+    with sqlite3.connect(tmp_path / "kernelevolve.db") as db:  # as if an older harness had judged every node
+        for node_id, text in db.execute("SELECT node_id, result FROM evaluations").fetchall():
+            data = json.loads(text)
+            data["versions"]["harness"] = "an older one"
+            db.execute("UPDATE evaluations SET result = ? WHERE node_id = ?", (json.dumps(data), node_id))
+    later = RuleEvaluator()
+    search(store, RunSpec(PROBLEM, seed, tag="c"), Limits(budget=2), later, ScriptedOperator([twin]))
+    assert later.evaluated.count(twin) == 1

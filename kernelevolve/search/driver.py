@@ -20,9 +20,11 @@ from dataclasses import dataclass, field
 from textwrap import shorten
 
 from kernelevolve.agents.context import MemoryAgent, analyse_step
+from kernelevolve.eval import environment
 from kernelevolve.eval.job import EvalOptions
 from kernelevolve.operators.base import Proposal, Request
 from kernelevolve.operators.tune import has_tunables, params_of
+from kernelevolve.platforms.facts import device_facts
 from kernelevolve.problem.problem import Problem, source_hash
 from kernelevolve.result import MACHINE_STATUSES, EvalResult
 from kernelevolve.search.graph import Graph, GraphNode
@@ -191,6 +193,7 @@ class Driver:
         self._tasks: set[asyncio.Task] = set()
         self._waiting: dict[int, tuple[str, float]] = {}  # what each step in flight waits for, since when
         self._prebuilds: set[asyncio.Task] = set()  # extension builds beside the running evaluation
+        self._environment: dict[str, str] | None = None  # what a reused result must have been judged under
         self._ids = itertools.count()
         self._started = time.monotonic()
         self._elapsed_before = run.elapsed_s or 0.0
@@ -417,7 +420,7 @@ class Driver:
         return await self._evaluate(op, proposal, free)
 
     async def _evaluate(self, op: Propose | None, proposal: Proposal, free: asyncio.Queue) -> StepOutcome:
-        reused = self.store.find_evaluated(self.problem.hash, self.run.platform, proposal.source_hash)
+        reused = self.store.find_evaluated(self.problem.hash, self.run.platform, proposal.source_hash, self._same_env)
         if reused is not None:  # evaluated before, in this or another run: never twice
             node, result = reused
             return StepOutcome(op, proposal, result, 0.0, node.id)
@@ -439,6 +442,14 @@ class Driver:
             del self._waiting[key]
             free.put_nowait(evaluator)
             path.unlink(missing_ok=True)
+
+    def _same_env(self, result: EvalResult) -> bool:
+        """A stored result is reused only where this harness, torch, Triton and device judged it."""
+        if self._environment is None:
+            platform = self.evaluators[0].platform
+            name = "" if platform.device_type == "cpu" else device_facts(platform.name).name
+            self._environment = environment.current(platform.name, name)
+        return environment.matches(result.versions, result.device, self._environment)
 
     def _prebuild(self, proposal: Proposal) -> None:
         """A candidate that builds a C++/CUDA extension and waits for an evaluator has it built beside the running

@@ -11,7 +11,7 @@ import json
 import os
 import secrets
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -263,14 +263,21 @@ class Store:
                 s.scalar(select(func.count(Node.id)).where(Node.run_id == run_id, Node.source_hash == source_hash)) > 0
             )
 
-    def find_evaluated(self, problem_hash: str, platform: str, source_hash: str) -> tuple[Node, EvalResult] | None:
+    def find_evaluated(
+        self,
+        problem_hash: str,
+        platform: str,
+        source_hash: str,
+        same: Callable[[EvalResult], bool] | None = None,
+    ) -> tuple[Node, EvalResult] | None:
         """An evaluation of this exact source on this problem and platform in any run (never evaluate twice).
 
         A `timeout`, `crashed` or `harness_limit` result (MACHINE_STATUSES) says as much about the machine and the
         limits it ran under (a small --timeout, a busy host, memory) as about the kernel: it is never reused, the
-        source is evaluated again."""
+        source is evaluated again. same: which stored results count (eval/environment.py: this harness, torch,
+        Triton and device); the oldest that does is returned."""
         with self.session() as s:
-            row = s.execute(
+            rows = s.execute(
                 select(Node, Evaluation)
                 .join(Run, Run.id == Node.run_id)
                 .join(Evaluation, Evaluation.node_id == Node.id)
@@ -282,10 +289,12 @@ class Store:
                     Node.status.not_in([s.value for s in MACHINE_STATUSES]),
                 )
                 .order_by(Node.id)
-            ).first()
-            if row is None:
-                return None
-            return row[0], EvalResult.model_validate_json(row[1].result)
+            ).all()
+            for node, evaluation in rows:
+                result = EvalResult.model_validate_json(evaluation.result)
+                if same is None or same(result):
+                    return node, result
+            return None
 
     def replace_result(self, node_id: int, result: EvalResult, wall_s: float = 0.0) -> None:
         """A node's evaluation done again (a root that had timed out or crashed, resumed under other limits): its

@@ -20,6 +20,7 @@ from typing import Any
 
 import torch
 
+from kernelevolve.eval.environment import harness_version
 from kernelevolve.eval.job import EvalJob
 from kernelevolve.eval.worker import l2, launches, memory, precision, speed, trees
 from kernelevolve.eval.worker.candidate import CandidateLoadError, detect_languages, load_candidate, read_source
@@ -295,7 +296,7 @@ def speed_checks(pc: PreparedCase, cr: CaseResult, peaks: Any, g: Guard, result:
 
 
 def _versions(device: torch.device) -> dict[str, str]:
-    v = {"python": pyplatform.python_version(), "torch": torch.__version__}
+    v = {"python": pyplatform.python_version(), "torch": torch.__version__, "harness": harness_version()}
     if "triton" in sys.modules or device.type == "cuda":
         try:
             import triton

@@ -1,0 +1,55 @@
+"""What a stored verdict depends on beyond the source: the harness that judged it, the torch and Triton that ran it,
+the device it ran on. A result is reused (never evaluated twice) only where all of them are this machine's: a
+verdict from an older harness, another torch or another GPU says nothing certain about this one. Torch-free: the
+parent computes the same fingerprint the worker records in `versions`."""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import importlib.metadata
+import platform as pyplatform
+from pathlib import Path
+from typing import Any
+
+PACKAGE = Path(__file__).resolve().parents[1]
+# The code a verdict comes from: the worker's checks and timer, the job and result types, how inputs are drawn.
+HARNESS_FILES = ("eval/worker/*.py", "eval/job.py", "result.py", "problem/inputs.py", "problem/problem.py")
+
+
+@functools.cache
+def harness_version() -> str:
+    digest = hashlib.sha256()
+    for pattern in HARNESS_FILES:
+        for path in sorted(PACKAGE.glob(pattern)):
+            digest.update(path.relative_to(PACKAGE).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()[:16]
+
+
+def public(version: str) -> str:
+    """'2.11.0+cu130' and '2.11.0' name one torch release."""
+    return version.split("+")[0]
+
+
+def _installed(name: str) -> str:
+    try:
+        return public(importlib.metadata.version(name))
+    except importlib.metadata.PackageNotFoundError:
+        return ""
+
+
+def current(target: str, device_name: str = "") -> dict[str, str]:
+    """This machine's environment for `target`; device_name: the GPU's name where known ("" skips the device)."""
+    env = {"harness": harness_version(), "torch": _installed("torch"), "triton": _installed("triton")}
+    env["device"] = pyplatform.machine() if target == "cpu" else device_name
+    return env
+
+
+def matches(versions: dict[str, Any], device: str, env: dict[str, str]) -> bool:
+    """Whether a stored result (its `versions` and `device`) was judged in this environment."""
+    if versions.get("harness") != env["harness"] or public(str(versions.get("torch", ""))) != env["torch"]:
+        return False
+    triton = versions.get("triton")
+    if triton and env["triton"] and public(str(triton)) != env["triton"]:
+        return False
+    return not env["device"] or device == env["device"]

@@ -14,29 +14,26 @@ from kernelevolve.eval import spawn
 from kernelevolve.operators.check import fast_check
 
 
-def _gone(pid: int, wait_s: float = 10.0) -> bool:
-    """Whether the process has exited (absent, or a zombie waiting for init to reap it), polled up to wait_s."""
+def _stopped(beat: Path, wait_s: float = 10.0) -> bool:
+    """Whether the process writing `beat` every 0.1 s has stopped (it may live in a PID namespace of its own, where
+    its pid means nothing here): the file unchanged for a second, polled up to wait_s."""
     deadline = time.monotonic() + wait_s
-    while True:
-        try:
-            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        except (FileNotFoundError, ProcessLookupError):
+    while time.monotonic() < deadline:
+        before = beat.read_text()
+        time.sleep(1.0)
+        if beat.read_text() == before:
             return True
-        if state in ("Z", "X"):
-            return True
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.1)
+    return False
 
 
-def _spawns_and_hangs(pid_file: Path) -> str:
-    """Python source that starts a grandchild (`sleep 60`, standing in for ninja or nvcc), records its pid, hangs."""
+def _spawns_and_hangs(beat: Path) -> str:
+    """Python source that starts a grandchild (a shell loop, standing in for ninja or nvcc) that writes a counter to
+    `beat` every 0.1 s, then hangs."""
+    loop = f"i=0; while true; do i=$((i+1)); echo $i > {beat}; sleep 0.1; done"
     return textwrap.dedent(
         f"""
         import subprocess, time
-        child = subprocess.Popen(["sleep", "60"])
-        with open({str(pid_file)!r}, "w") as f:
-            f.write(str(child.pid))
+        child = subprocess.Popen(["sh", "-c", {loop!r}])
         time.sleep(600)
         """
     )
@@ -73,19 +70,19 @@ def test_child_env_puts_the_package_first_on_pythonpath(monkeypatch):
 
 
 def test_run_kills_the_whole_process_group_on_timeout(tmp_path):
-    pid_file = tmp_path / "grandchild.pid"
+    beat = tmp_path / "grandchild.beat"
     t0 = time.monotonic()
-    p = spawn.run([sys.executable, "-c", _spawns_and_hangs(pid_file)], timeout_s=3, env=spawn.child_env({}))
+    p = spawn.run([sys.executable, "-c", _spawns_and_hangs(beat)], timeout_s=3, env=spawn.child_env({}))
     assert p is None and time.monotonic() - t0 < 30
-    assert pid_file.is_file(), "the child never started its grandchild"
-    assert _gone(int(pid_file.read_text())), "the grandchild survived the timeout"
+    assert beat.is_file(), "the child never started its grandchild"
+    assert _stopped(beat), "the grandchild survived the timeout"
 
 
 def test_fast_check_kills_a_process_the_import_left_running(tmp_path):
     """The agent's CHECK imports the file in its own process: on timeout, a process that the import started (a
     compiler, here `sleep 60`) is killed too, not left running."""
-    pid_file = tmp_path / "grandchild.pid"
-    message = fast_check(_spawns_and_hangs(pid_file), "cpu", timeout_s=15)
+    beat = tmp_path / "grandchild.beat"
+    message = fast_check(_spawns_and_hangs(beat), "cpu", timeout_s=15)
     assert message == "check failed: importing the file took more than 15 s"
-    assert pid_file.is_file(), "the check process had not reached the file's code within 15 s"
-    assert _gone(int(pid_file.read_text())), "the grandchild survived the check's timeout"
+    assert beat.is_file(), "the check process had not reached the file's code within 15 s"
+    assert _stopped(beat), "the grandchild survived the check's timeout"

@@ -24,7 +24,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from kernelevolve.eval import spawn
+from kernelevolve.eval import sandbox, spawn
 from kernelevolve.eval.job import EvalJob, EvalOptions
 from kernelevolve.eval.spawn import DEVICE_ENV, MEMORY_LIMIT_ENV, RESULT_FD_ENV
 from kernelevolve.platforms import get_platform
@@ -64,8 +64,9 @@ class WorkerProcess:
         else:
             limit = default_memory_limit() if memory_limit is None else memory_limit
             env[MEMORY_LIMIT_ENV] = str(limit)
-        self.proc = spawn.start(  # its own process group, killed whole
+        self.proc = spawn.start(  # its own process group, killed whole, in the candidate's namespaces
             [sys.executable, "-m", "kernelevolve.eval.worker"],
+            sandboxed=True,
             stdin=subprocess.PIPE,
             stdout=self.log,
             stderr=subprocess.STDOUT,
@@ -286,6 +287,7 @@ class Evaluator:
                 result = self._base(job, Status.HARNESS_LIMIT, event["message"])
                 break
         result.stages = {"worker_start": round(worker_start, 4), "worker_wait": round(worker_wait, 4), **result.stages}
+        result.sandbox = sandbox.describe()
         result.log_tail = worker.log_tail()
         return result
 
@@ -319,7 +321,9 @@ class Evaluator:
         return result
 
     def _base(self, job: EvalJob, status: Status, reason: str) -> EvalResult:
-        return EvalResult(status=status, correct=False, reason=reason, target=job.target).finalize()
+        return EvalResult(
+            status=status, correct=False, reason=reason, target=job.target, sandbox=sandbox.describe()
+        ).finalize()
 
     def close(self) -> None:
         """Kill the spare workers and any evaluating now (an interrupted search leaves nothing running)."""

@@ -12,6 +12,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from kernelevolve.eval import sandbox
+
 PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])
 
 # What the evaluator tells a worker through its environment (read by eval/worker/main.py).
@@ -21,16 +23,18 @@ DEVICE_ENV = "KERNELEVOLVE_GPU_INDEX"  # set for GPU targets: the device to init
 
 
 def child_env(extra: Mapping[str, str]) -> dict[str, str]:
-    """This process's environment with `extra` (a platform's worker environment) on top, and the package root
-    first on PYTHONPATH so that `python -m kernelevolve...` finds this checkout."""
-    env = {**os.environ, **extra}
+    """This process's environment without credentials (eval/sandbox.py), with `extra` (a platform's worker
+    environment) on top, and the package root first on PYTHONPATH so that `python -m kernelevolve...` finds this
+    checkout."""
+    env = {**sandbox.scrubbed(os.environ), **extra}
     env["PYTHONPATH"] = os.pathsep.join(p for p in (PACKAGE_ROOT, env.get("PYTHONPATH")) if p)
     return env
 
 
-def start(cmd: Sequence[str], **popen: Any) -> subprocess.Popen:
-    """Popen in a new session: the child leads a process group of its own, which kill_group kills whole."""
-    return subprocess.Popen(cmd, start_new_session=True, **popen)
+def start(cmd: Sequence[str], *, sandboxed: bool = False, **popen: Any) -> subprocess.Popen:
+    """Popen in a new session: the child leads a process group of its own, which kill_group kills whole.
+    sandboxed: in the candidate's namespaces (eval/sandbox.py), where this machine can make them."""
+    return subprocess.Popen([*(sandbox.prefix() if sandboxed else []), *cmd], start_new_session=True, **popen)
 
 
 def kill_group(proc: subprocess.Popen) -> int:
@@ -46,7 +50,7 @@ def run(cmd: Sequence[str], *, timeout_s: float, env: Mapping[str, str]) -> subp
     """Run to completion, stdout and stderr captured as text; None when it ran past timeout_s, by then with its
     whole process group killed. (subprocess.run's timeout kills the child alone, and a grandchild holding the
     pipes would keep it waiting.)"""
-    with start(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env) as proc:
+    with start(cmd, sandboxed=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env) as proc:
         try:
             out, err = proc.communicate(timeout=timeout_s)
         except subprocess.TimeoutExpired:

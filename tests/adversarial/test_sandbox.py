@@ -1,0 +1,82 @@
+"""The sandbox around candidate code (eval/sandbox.py): no network, nothing it starts outlives its worker, the
+parent out of sight, no secrets in its environment. Each probe is a candidate that records what it could do in a
+file the test reads (the file system is not yet confined); where this machine cannot make namespaces the probes
+are skipped and the result's `sandbox` says why."""
+
+from __future__ import annotations
+
+import os
+import socket
+import time
+from pathlib import Path
+
+import pytest
+
+from kernelevolve.eval import sandbox
+from kernelevolve.eval.evaluator import Evaluator
+from kernelevolve.problem.problem import load_problem
+from kernelevolve.result import Status
+from tests.conftest import FIXTURES
+
+RELU = FIXTURES / "kb_relu.py"
+PROBE = """
+import json, os, socket, sys, time
+import torch
+import torch.nn as nn
+
+REPORT = {report!r}
+found = {{"ppid": os.getppid(), "secret": os.environ.get("KERNELEVOLVE_TEST_API_KEY"),
+          "kept": os.environ.get("KERNELEVOLVE_TEST_PLAIN")}}
+try:
+    socket.create_connection(("127.0.0.1", {port}), timeout=2).close()
+    found["network"] = "connected"
+except OSError as e:
+    found["network"] = type(e).__name__
+if os.fork() == 0:  # a daemon of its own session, meant to outlive the worker
+    os.setsid()
+    if os.fork() == 0:
+        time.sleep(4)
+        with open(REPORT + ".daemon", "w") as f:
+            f.write("still alive")
+    os._exit(0)
+with open(REPORT, "w") as f:
+    json.dump(found, f)
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        return torch.relu(x)
+"""
+
+
+@pytest.fixture
+def listening():
+    server = socket.create_server(("127.0.0.1", 0))
+    yield server.getsockname()[1]
+    server.close()
+
+
+def test_every_result_says_what_confines_candidates(cpu_evaluator):
+    result = cpu_evaluator.evaluate(load_problem(RELU), FIXTURES / "candidates" / "relu_ok.py", trials=1)
+    assert result.sandbox == sandbox.describe() and result.sandbox
+
+
+@pytest.mark.skipif(not sandbox.prefix(), reason=f"no sandbox on this machine: {sandbox.describe()}")
+def test_a_candidate_has_no_network_no_parent_no_secrets_and_nothing_outlives_it(tmp_path, monkeypatch, listening):
+    import json
+
+    monkeypatch.setenv("KERNELEVOLVE_TEST_API_KEY", "sk-must-not-leak")
+    monkeypatch.setenv("KERNELEVOLVE_TEST_PLAIN", "kept")
+    report = tmp_path / "report.json"
+    candidate = tmp_path / "probe.py"
+    candidate.write_text(PROBE.format(report=str(report), port=listening))
+    with Evaluator("cpu", timeout_s=120) as ev:  # started after the variables were set
+        result = ev.evaluate(load_problem(RELU), candidate, trials=1, timed=False)
+    assert result.status is Status.OK, (result.reason, result.log_tail[-2000:])
+    found = json.loads(report.read_text())
+    assert found["network"] != "connected"  # a server listening on this machine's loopback is out of reach
+    assert found["ppid"] == 0  # the worker's parent is outside its PID namespace: not even its pid is known
+    assert found["secret"] is None and found["kept"] == "kept"
+    time.sleep(5)
+    assert not Path(str(report) + ".daemon").exists()  # killed with the worker's namespace
+    assert os.path.exists(report)

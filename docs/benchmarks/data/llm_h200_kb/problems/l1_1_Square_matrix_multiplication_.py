@@ -1,0 +1,1 @@
+../../kb_oneshot_2026-12-01/problems/l1_1_Square_matrix_multiplication_.py

@@ -1,0 +1,1 @@
+../../kb_oneshot_2026-12-01/problems/l2_12_Gemm_Multiply_LeakyReLU.py

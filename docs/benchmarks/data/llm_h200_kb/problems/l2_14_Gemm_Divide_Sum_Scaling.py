@@ -1,0 +1,1 @@
+../../kb_oneshot_2026-12-01/problems/l2_14_Gemm_Divide_Sum_Scaling.py

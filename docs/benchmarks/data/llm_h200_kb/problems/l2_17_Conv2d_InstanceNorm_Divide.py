@@ -1,0 +1,1 @@
+../../kb_oneshot_2026-12-01/problems/l2_17_Conv2d_InstanceNorm_Divide.py

@@ -1,0 +1,1 @@
+../../kb_oneshot_2026-12-01/problems/l2_99_Matmul_GELU_Softmax.py

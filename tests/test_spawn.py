@@ -45,6 +45,8 @@ def test_the_parent_side_imports_no_torch():
         "kernelevolve.eval.evaluator",
         "kernelevolve.eval.probes",
         "kernelevolve.eval.spawn",
+        "kernelevolve.eval.sandbox",
+        "kernelevolve.eval.environment",
         "kernelevolve.eval.worker",
         "kernelevolve.eval.worker.candidate",
         "kernelevolve.operators.check",

@@ -348,3 +348,103 @@ def test_a_malformed_batch_output_is_the_call_s_error_not_a_crash(tmp_path, monk
     )
     with pytest.raises(LLMError, match="batch b1's output is malformed"):
         client.collect("c-001")
+
+
+class _FakeMessageBatches:
+    """Message Batches as Anthropic's API serves them: a batch is in progress for `polls_before_done` polls."""
+
+    def __init__(self, polls_before_done: int = 1, result: str = "succeeded"):
+        self.requests: list[tuple[str, str]] = []
+        self.submitted: list[dict] = []
+        self.polls, self.polls_before_done, self.result = 0, polls_before_done, result
+        api = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *a):
+                pass
+
+            def _send(self, body, raw=False):
+                data = body.encode() if raw else json.dumps(body).encode()
+                self.send_response(200)
+                self.send_header("content-type", "application/binary" if raw else "application/json")
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_POST(self):
+                api.requests.append(("POST", self.path))
+                api.submitted.append(json.loads(self.rfile.read(int(self.headers.get("content-length", 0)))))
+                self._send(api.batch("in_progress"))
+
+            def do_GET(self):
+                api.requests.append(("GET", self.path))
+                if self.path == "/v1/messages/batches/msgbatch_1":
+                    api.polls += 1
+                    self._send(api.batch("ended" if api.polls > api.polls_before_done else "in_progress"))
+                elif self.path == "/v1/messages/batches/msgbatch_1/results":
+                    custom_id = api.submitted[0]["requests"][0]["custom_id"]
+                    message = {
+                        "id": "msg_1",
+                        "type": "message",
+                        "role": "assistant",
+                        "model": "claude-x",
+                        "content": [{"type": "text", "text": "batched answer"}],
+                        "stop_reason": "end_turn",
+                        "stop_sequence": None,
+                        "usage": {"input_tokens": 13, "output_tokens": 5},
+                    }
+                    result = (
+                        {"type": "succeeded", "message": message} if api.result == "succeeded" else {"type": api.result}
+                    )
+                    self._send(json.dumps({"custom_id": custom_id, "result": result}) + "\n", raw=True)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def batch(self, status):
+        ended = status == "ended"
+        return {
+            "id": "msgbatch_1",
+            "type": "message_batch",
+            "processing_status": status,
+            "request_counts": {
+                "processing": 0 if ended else 1,
+                "succeeded": int(ended),
+                "errored": 0,
+                "canceled": 0,
+                "expired": 0,
+            },
+            "created_at": "2026-12-01T00:00:00Z",
+            "expires_at": "2026-12-02T00:00:00Z",
+            "archived_at": None,
+            "cancel_initiated_at": None,
+            "ended_at": "2026-12-01T00:10:00Z" if ended else None,
+            "results_url": f"{self.url}/v1/messages/batches/msgbatch_1/results" if ended else None,
+        }
+
+
+def test_anthropic_message_batches_submit_once_poll_and_serve_the_answer(tmp_path, monkeypatch):
+    monkeypatch.setenv("KERNELEVOLVE_CACHE", str(tmp_path / "cache"))
+    api = _FakeMessageBatches(polls_before_done=1)
+    try:
+        client = make_client("anthropic-batch", "claude-x", base_url=api.url)
+        with pytest.raises(LLMPending, match="Anthropic batch msgbatch_1 is in_progress"):
+            client.complete(MESSAGES, name="relu-abc-001")
+        (request,) = api.submitted[0]["requests"]
+        assert request["custom_id"] == "relu-abc-001" and request["params"]["model"] == "claude-x"
+        assert request["params"]["system"] == MESSAGES[0].content  # the system message apart, as the API takes it
+        assert [m["role"] for m in request["params"]["messages"]] == ["user"]
+        later = make_client("anthropic-batch", "claude-x", base_url=api.url)  # a later session
+        r = later.complete(MESSAGES, name="relu-abc-001")
+        assert r.text == "batched answer" and (r.prompt_tokens, r.completion_tokens) == (13, 5)
+        assert [p for p in api.requests if p[0] == "POST"] == [("POST", "/v1/messages/batches")]
+    finally:
+        api.server.shutdown()
+    expired = _FakeMessageBatches(polls_before_done=0, result="expired")
+    try:
+        client = make_client("anthropic-batch", "claude-x", base_url=expired.url)
+        with pytest.raises(LLMError, match="answered call relu-abc-002 with expired"):
+            client.complete(MESSAGES, name="relu-abc-002")
+    finally:
+        expired.server.shutdown()

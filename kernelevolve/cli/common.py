@@ -85,7 +85,8 @@ LLM_HELP = (
     "PROVIDER:MODEL[=WEIGHT], repeatable (an ensemble): openai, anthropic, vllm, sglang, ollama, lmstudio; "
     "exec:'CMD' (the prompt on CMD's stdin, the answer on its stdout); inbox:DIR (prompts written to DIR, answers "
     "read from it: a run with unanswered calls stops as waiting, and the same command again serves them); "
-    "openai-batch:MODEL (OpenAI's Batch API, deferred the same way); replay:RUN"
+    "openai-batch:MODEL, anthropic-batch:MODEL (OpenAI's Batch API, Anthropic's Message Batches, deferred the "
+    "same way); replay:RUN"
 )
 LLM = typer.Option([], "--llm", envvar="KERNELEVOLVE_LLM", help=LLM_HELP)
 LLM_TIMEOUT = typer.Option(300.0, "--llm-timeout", min=1, help="seconds one model call may take (exec, APIs)")

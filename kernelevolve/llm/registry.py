@@ -7,7 +7,7 @@ import threading
 from dataclasses import dataclass
 
 from kernelevolve.llm.base import LLMClient, LLMError
-from kernelevolve.llm.batch import OpenAIBatch
+from kernelevolve.llm.batch import AnthropicBatch, OpenAIBatch
 from kernelevolve.llm.offline import ExecClient, InboxClient
 from kernelevolve.llm.providers import DEFAULT_BASE_URLS, Anthropic, OpenAICompatible, RetryPolicy
 
@@ -24,7 +24,8 @@ def parse_spec(spec: str) -> tuple[str, str, float]:
     if ":" not in spec:
         raise LLMError(
             f"--llm {spec!r}: expected PROVIDER:MODEL, e.g. openai:gpt-4.1, anthropic:claude-sonnet-4-5, "
-            "vllm:Qwen/Qwen3-32B, ollama:qwen3, exec:'CMD', inbox:DIR, openai-batch:gpt-4.1, replay:RUN"
+            "vllm:Qwen/Qwen3-32B, ollama:qwen3, exec:'CMD', inbox:DIR, openai-batch:gpt-4.1, "
+            "anthropic-batch:claude-sonnet-4-5, replay:RUN"
         )
     provider, model = spec.split(":", 1)
     weight = 1.0
@@ -55,9 +56,11 @@ def make_client(
         return InboxClient(model)
     if provider == "openai-batch":
         return OpenAIBatch(model, base_url=base_url, timeout_s=timeout_s)
+    if provider == "anthropic-batch":
+        return AnthropicBatch(model, base_url=base_url, timeout_s=timeout_s)
     raise LLMError(
         f"unknown LLM provider {provider!r}: use one of {', '.join(OPENAI_COMPATIBLE)}, anthropic, exec, inbox, "
-        "openai-batch, replay"
+        "openai-batch, anthropic-batch, replay"
     )
 
 

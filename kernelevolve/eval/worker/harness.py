@@ -22,7 +22,7 @@ import torch
 
 from kernelevolve.eval.environment import harness_version
 from kernelevolve.eval.job import EvalJob
-from kernelevolve.eval.worker import l2, launches, memory, precision, speed, trees
+from kernelevolve.eval.worker import integrity, l2, launches, memory, precision, speed, trees
 from kernelevolve.eval.worker.candidate import CandidateLoadError, detect_languages, load_candidate, read_source
 from kernelevolve.eval.worker.checking import (
     CandidateFailure,
@@ -656,6 +656,12 @@ def _tamper_reason(names: list[str]) -> str:
             f"precision policy: the candidate changed {', '.join(policy)}; TF32 in a float32 problem is the run's "
             "choice (--allow-tf32), not the kernel's: state the precision in the kernel itself (tl.dot's "
             "input_precision) and compute in float32 unless the run allows TF32"
+        )
+    hooks = [n.split(".", 1)[1] for n in names if n.startswith(integrity.HOOKS + ".")]
+    if hooks:
+        return (
+            f"integrity check: the candidate left a global hook or mode in place ({', '.join(hooks[:3])}): it "
+            "would run inside the reference's and the timer's calls too"
         )
     shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
     return f"integrity check: the candidate re-bound {shown}"

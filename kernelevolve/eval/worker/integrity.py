@@ -75,17 +75,51 @@ def _members(obj: Any) -> Print:
     return {k: _mark(v) for k, v in list(names.items())}
 
 
+HOOKS = "global hooks"  # the fingerprint's space for hook registries and mode stacks
+_MODULE_HOOKS = (
+    "_global_forward_pre_hooks",
+    "_global_forward_hooks",
+    "_global_forward_hooks_always_called",
+    "_global_forward_hooks_with_kwargs",
+    "_global_backward_pre_hooks",
+    "_global_backward_hooks",
+    "_global_module_registration_hooks",
+    "_global_parameter_registration_hooks",
+    "_global_buffer_registration_hooks",
+)
+
+
+def _hooks() -> Print:
+    """What runs inside every module call or torch op without re-binding anything: torch's global module hooks
+    (a forward pre-hook that slows only the reference Model), torch function and dispatch modes left entered, and
+    the interpreter's profile and trace functions. Entries count, by identity."""
+    registry = torch.nn.modules.module
+    out: Print = {}
+    for name in _MODULE_HOOKS:
+        hooks = getattr(registry, name, None)
+        if isinstance(hooks, dict):
+            out[f"torch.nn.modules.module.{name}"] = (len(hooks), *map(id, hooks.values()))
+    out["torch function modes"] = (torch._C._len_torch_function_stack(),)
+    out["torch dispatch modes"] = (torch._C._len_torch_dispatch_stack(),)
+    out["sys.setprofile"] = (id(sys.getprofile()),)
+    out["sys.settrace"] = (id(sys.gettrace()),)
+    out["threading.setprofile"] = (id(getattr(threading, "_profile_hook", None)),)
+    out["threading.settrace"] = (id(getattr(threading, "_trace_hook", None)),)
+    return out
+
+
 def fingerprint(extra: dict[str, Any] | None = None) -> dict[str, Print]:
     watched = dict(WATCHED)
     watched.update(extra or {})
-    return {name: _members(obj) for name, obj in watched.items()}
+    return {**{name: _members(obj) for name, obj in watched.items()}, HOOKS: _hooks()}
 
 
 def changed(before: dict[str, Print], extra: dict[str, Any] | None = None) -> list[str]:
-    """Names re-bound or deleted since the fingerprint; in classes, added names too."""
+    """Names re-bound or deleted since the fingerprint; in classes, added names too; hooks installed (named
+    `global hooks.<registry>`)."""
     watched = dict(WATCHED)
     watched.update(extra or {})
-    now = {name: _members(obj) for name, obj in watched.items()}
+    now = {**{name: _members(obj) for name, obj in watched.items()}, HOOKS: _hooks()}
     out = []
     for space, members in before.items():
         current = now.get(space, {})

@@ -125,6 +125,9 @@ def print_result(result: EvalResult, console: Console) -> None:
         console.print(f"correctness: {'; '.join(rules)}", highlight=False)
     if result.memory:
         console.print(f"memory: {result.memory}", highlight=False)
+    if result.sandbox:  # what confined the candidate, or why nothing did: said in every result
+        style = "yellow" if result.sandbox.startswith("none") else "dim"
+        console.print(f"[{style}]sandbox:[/] {result.sandbox}", highlight=False)
     if result.compile_baseline:
         console.print(f"note: {result.compile_baseline}", highlight=False)
     for note in result.review:

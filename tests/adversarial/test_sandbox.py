@@ -80,3 +80,16 @@ def test_a_candidate_has_no_network_no_parent_no_secrets_and_nothing_outlives_it
     time.sleep(5)
     assert not Path(str(report) + ".daemon").exists()  # killed with the worker's namespace
     assert os.path.exists(report)
+
+
+def test_eval_says_when_nothing_confines_candidates():
+    import subprocess
+    import sys
+
+    env = {**os.environ, "KERNELEVOLVE_SANDBOX": "off"}
+    args = [str(RELU), str(FIXTURES / "candidates" / "relu_ok.py"), "--target", "cpu", "--trials", "1"]
+    p = subprocess.run(
+        [sys.executable, "-m", "kernelevolve", "eval", *args], env=env, capture_output=True, text=True, timeout=300
+    )
+    assert p.returncode == 0, p.stderr
+    assert "sandbox: none: KERNELEVOLVE_SANDBOX=off" in p.stdout

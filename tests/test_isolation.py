@@ -77,3 +77,55 @@ def test_patching_torch_is_rejected_and_does_not_leak(cpu_evaluator, tmp_path, r
     assert first.status is Status.REJECTED
     assert "torch.relu" in first.reason
     _assert_good(cpu_evaluator, relu_problem)
+
+
+ORPHANED = """
+import sys
+from pathlib import Path
+sys.path.insert(0, {root!r})
+from kernelevolve.eval.evaluator import Evaluator
+from kernelevolve.problem.problem import load_problem
+with Evaluator("cpu", timeout_s=600) as ev:
+    ev.evaluate(load_problem(Path({problem!r})), Path({candidate!r}), trials=1)
+"""
+BEATS = """
+import time
+import torch.nn as nn
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        i = 0
+        while True:  # a hang, beating so that the test sees whether it still runs
+            i += 1
+            with open({beat!r}, "w") as f:
+                f.write(str(i))
+            time.sleep(0.1)
+"""
+
+
+def test_a_worker_does_not_outlive_an_evaluator_killed_mid_evaluation(tmp_path, relu_problem):
+    """kill -9 of the process that evaluates (optimize, bench) while a candidate hangs: the worker sees its
+    lifeline close and exits, instead of running the hang for ever."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from tests.conftest import ROOT
+    from tests.test_spawn import _stopped
+
+    beat = tmp_path / "beat"
+    candidate = tmp_path / "hangs.py"
+    candidate.write_text(BEATS.format(beat=str(beat)))
+    script = ORPHANED.format(root=str(ROOT), problem=str(relu_problem.path), candidate=str(candidate))
+    parent = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT)
+    try:
+        deadline = time.monotonic() + 120
+        while not beat.exists() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert beat.exists(), "the candidate never ran"
+        assert not _stopped(beat, wait_s=2), "the candidate was not running"
+    finally:
+        parent.send_signal(signal.SIGKILL)
+        parent.wait()
+    assert _stopped(beat), "the worker outlived the killed evaluator"

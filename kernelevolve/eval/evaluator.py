@@ -26,7 +26,7 @@ from pathlib import Path
 
 from kernelevolve.eval import sandbox, spawn
 from kernelevolve.eval.job import EvalJob, EvalOptions
-from kernelevolve.eval.spawn import DEVICE_ENV, MEMORY_LIMIT_ENV, RESULT_FD_ENV
+from kernelevolve.eval.spawn import DEVICE_ENV, LIFELINE_ENV, MEMORY_LIMIT_ENV, RESULT_FD_ENV
 from kernelevolve.platforms import get_platform
 from kernelevolve.platforms.extension_cache import is_build_stage
 from kernelevolve.problem.problem import Problem, ProblemError
@@ -53,8 +53,12 @@ class WorkerProcess:
         self.started = time.monotonic()
         self.log = tempfile.TemporaryFile()
         read_fd, write_fd = os.pipe()
+        # The lifeline: the worker holds its read end and exits when it closes, i.e. when this process is gone
+        # (kill -9 of optimize while a candidate hangs would otherwise leave the worker running for ever).
+        life_read, self._lifeline = os.pipe()
         env = spawn.child_env(platform.worker_env())
         env[RESULT_FD_ENV] = str(write_fd)
+        env[LIFELINE_ENV] = str(life_read)
         env["PYTHONUNBUFFERED"] = "1"
         # The compile baseline compiles in the worker itself: inductor's subprocess pool would start a timer
         # thread at an unpredictable moment, which the threads check would blame on the candidate.
@@ -70,10 +74,11 @@ class WorkerProcess:
             stdin=subprocess.PIPE,
             stdout=self.log,
             stderr=subprocess.STDOUT,
-            pass_fds=(write_fd,),
+            pass_fds=(write_fd, life_read),
             env=env,
         )
         os.close(write_fd)
+        os.close(life_read)
         self._events = os.fdopen(read_fd, "rb", buffering=0)
         self._buffer = b""
         self.last_stage = "start"
@@ -110,6 +115,9 @@ class WorkerProcess:
         """Kill the whole process group (the candidate's children too); returns the worker's exit status."""
         code = spawn.kill_group(self.proc)
         self._events.close()
+        if self._lifeline >= 0:
+            os.close(self._lifeline)
+            self._lifeline = -1
         return code
 
     def log_tail(self, limit: int = LOG_TAIL_CHARS) -> str:

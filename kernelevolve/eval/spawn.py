@@ -20,6 +20,7 @@ PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])
 RESULT_FD_ENV = "KERNELEVOLVE_RESULT_FD"
 MEMORY_LIMIT_ENV = "KERNELEVOLVE_MEMORY_LIMIT_BYTES"
 DEVICE_ENV = "KERNELEVOLVE_GPU_INDEX"  # set for GPU targets: the device to initialise before the job
+LIFELINE_ENV = "KERNELEVOLVE_LIFELINE_FD"  # a pipe the evaluator holds open: its end means the evaluator is gone
 
 
 def child_env(extra: Mapping[str, str]) -> dict[str, str]:

@@ -11,11 +11,12 @@ import json
 import os
 import resource
 import sys
+import threading
 import time
 import traceback
 from typing import TYPE_CHECKING
 
-from kernelevolve.eval.spawn import DEVICE_ENV, MEMORY_LIMIT_ENV, RESULT_FD_ENV
+from kernelevolve.eval.spawn import DEVICE_ENV, LIFELINE_ENV, MEMORY_LIMIT_ENV, RESULT_FD_ENV
 
 if TYPE_CHECKING:
     from kernelevolve.eval.job import EvalJob
@@ -26,6 +27,25 @@ def _limit_resources() -> None:
     limit = int(os.environ.get(MEMORY_LIMIT_ENV) or 0)
     if limit > 0:  # host memory cap (cpu target only: CUDA reserves far more address space than it uses)
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+
+def _watch_the_evaluator() -> None:
+    """Exit when the evaluator is gone: its end of the lifeline pipe closes with it (also on kill -9), and nothing
+    would ever read this worker's result. A thread of the harness's own, started before any candidate code."""
+    raw = os.environ.pop(LIFELINE_ENV, "")
+    if not raw:
+        return
+    fd = int(raw)
+
+    def wait() -> None:
+        try:
+            while os.read(fd, 64):
+                pass
+        except OSError:
+            pass
+        os._exit(70)
+
+    threading.Thread(target=wait, name="kernelevolve-lifeline", daemon=True).start()
 
 
 def _warm_up_device() -> None:
@@ -66,6 +86,7 @@ def main() -> None:
             data = data[_write(fd, data) :]
 
     _limit_resources()
+    _watch_the_evaluator()
     _warm_up_device()
     from kernelevolve.eval.job import EvalJob
     from kernelevolve.eval.worker.harness import run_job

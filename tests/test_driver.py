@@ -123,7 +123,9 @@ def test_extensions_of_waiting_candidates_build_beside_the_running_evaluation_on
     waiting for the evaluator now has its extension built meanwhile (GPU targets; on the cpu target a build would
     take the cores being timed)."""
     evaluator = RuleEvaluator(target=target, delay_s=0.2)
-    extension = "from torch.utils.cpp_extension import load_inline"
+    extension = (
+        "from torch.utils.cpp_extension import load_inline\nEXT = load_inline('k', cpp_sources='', cuda_sources='')"
+    )
     drafts = [kernel(t, extension if t != 8 else "") for t in (2, 4, 8, 16)]
     llm = ScriptedOperator(drafts)
     search(Store(tmp_path), RunSpec(PROBLEM, seed, llm=("s:x",)), Limits(budget=5), evaluator, llm, max_inflight=4)

@@ -12,6 +12,8 @@ import platform as pyplatform
 from pathlib import Path
 from typing import Any
 
+from kernelevolve.platforms.peaks import public_version
+
 PACKAGE = Path(__file__).resolve().parents[1]
 # The code a verdict comes from: the worker's checks and timer, the job and result types, how inputs are drawn.
 HARNESS_FILES = ("eval/worker/*.py", "eval/job.py", "result.py", "problem/inputs.py", "problem/problem.py")
@@ -26,14 +28,9 @@ def harness_version() -> str:
     return digest.hexdigest()[:16]
 
 
-def public(version: str) -> str:
-    """'2.11.0+cu130' and '2.11.0' name one torch release."""
-    return version.split("+")[0]
-
-
 def _installed(name: str) -> str:
     try:
-        return public(importlib.metadata.version(name))
+        return public_version(importlib.metadata.version(name))
     except importlib.metadata.PackageNotFoundError:
         return ""
 
@@ -47,9 +44,9 @@ def current(target: str, device_name: str = "") -> dict[str, str]:
 
 def matches(versions: dict[str, Any], device: str, env: dict[str, str]) -> bool:
     """Whether a stored result (its `versions` and `device`) was judged in this environment."""
-    if versions.get("harness") != env["harness"] or public(str(versions.get("torch", ""))) != env["torch"]:
+    if versions.get("harness") != env["harness"] or public_version(str(versions.get("torch", ""))) != env["torch"]:
         return False
     triton = versions.get("triton")
-    if triton and env["triton"] and public(str(triton)) != env["triton"]:
+    if triton and env["triton"] and public_version(str(triton)) != env["triton"]:
         return False
     return not env["device"] or device == env["device"]

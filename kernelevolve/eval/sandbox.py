@@ -24,7 +24,9 @@ from collections.abc import Mapping
 
 OFF_ENV = "KERNELEVOLVE_SANDBOX"
 NAMESPACES = ["--net", "--pid", "--fork", "--kill-child", "--mount-proc"]
-SECRET_NAME = re.compile(r"(API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|PRIVATE_KEY|ACCESS_KEY)", re.I)
+SECRET_NAME = re.compile(
+    r"(^|_)(API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?|PRIVATE_KEY|ACCESS_KEY|AUTH_TOKEN)(_|$)", re.I
+)
 
 
 @functools.cache

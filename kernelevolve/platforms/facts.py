@@ -49,8 +49,7 @@ GPU_PROBE = """
 import json, torch
 p = torch.cuda.get_device_properties(0)
 out = {"name": p.name, "capability": f"{p.major}.{p.minor}", "sm_count": p.multi_processor_count,
-       "memory_bytes": p.total_memory, "cuda": torch.version.cuda or "", "hip": torch.version.hip or "",
-       "torch_build": torch.__version__}
+       "memory_bytes": p.total_memory, "cuda": torch.version.cuda or "", "hip": torch.version.hip or ""}
 for key, attr in (("l2_bytes", "L2_cache_size"), ("shared_per_sm", "shared_memory_per_multiprocessor"),
                   ("shared_per_block_optin", "shared_memory_per_block_optin"),
                   ("shared_per_block", "shared_memory_per_block"), ("registers_per_sm", "regs_per_multiprocessor"),
@@ -353,14 +352,11 @@ def _gpu_facts(target: str) -> DeviceFacts:
     data = _probe()
     if data:
         build = {k: str(data.pop(k)) for k in ("cuda", "hip") if data.get(k)}
-        torch_build = str(data.pop("torch_build", "") or "")
         facts = DeviceFacts.from_dict({**facts.to_dict(), **data})
         facts.versions.update(build)
-    else:
-        torch_build = ""
-        if target == "cuda":
-            facts.name = _nvidia_driver_model()
-    _add_gpu_peaks(facts, torch_build)
+    elif target == "cuda":
+        facts.name = _nvidia_driver_model()
+    _add_gpu_peaks(facts)
     return facts
 
 
@@ -386,13 +382,10 @@ def _nvidia_driver_model() -> str:
     return ""
 
 
-def _add_gpu_peaks(facts: DeviceFacts, torch_build: str = "") -> None:
-    """torch_build: torch.__version__ as the worker reports it ("2.11.0+cu130"), the peaks cache's key; the
-    package's version ("2.11.0") can lack the local part."""
+def _add_gpu_peaks(facts: DeviceFacts) -> None:
     sheet = datasheet(facts.name) if facts.name else None
     facts.datasheet = list(sheet) if sheet else None
-    version = torch_build or facts.versions.get("torch") or _torch_version()
-    measured = cached(facts.name, version) if facts.name else None
+    measured = cached(facts.name, facts.versions.get("torch") or _torch_version()) if facts.name else None
     if measured is not None:
         facts.bandwidth_gbs, facts.bandwidth_source = measured.bandwidth_gbs, "measured"
         facts.fp32_tflops, facts.half_tflops = measured.fp32_tflops, measured.half_tflops

@@ -116,7 +116,8 @@ def _peaks_of(data: dict[str, Any]) -> Peaks:
     return Peaks(**data)
 
 
-def _public(version: str) -> str:
+def public_version(version: str) -> str:
+    """'2.11.0+cu130' (torch.__version__) and '2.11.0' (the package's version) name one torch release."""
     return version.split("+")[0]
 
 
@@ -125,10 +126,12 @@ def cached(name: str, torch_version: str) -> Peaks | None:
     imports torch."""
     table = _table(_path())
     data = table.get(f"{name}|{torch_version}")
-    if data is None:  # "2.11.0" (a package's version) names the same torch as "2.11.0+cu130" (torch.__version__)
-        public = _public(torch_version)
-        same = [v for k, v in table.items() if k.rpartition("|")[0] == name and _public(k.rpartition("|")[2]) == public]
-        data = same[0] if same else None
+    if data is None:  # keyed by torch.__version__, asked perhaps by the package's version: one release
+        for key, value in table.items():
+            device, _, version = key.rpartition("|")
+            if device == name and public_version(version) == public_version(torch_version):
+                data = value
+                break
     try:
         return _peaks_of(data) if isinstance(data, dict) else None
     except TypeError:  # a table written by another version of this module

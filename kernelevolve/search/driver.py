@@ -22,6 +22,7 @@ from textwrap import shorten
 from kernelevolve.agents.context import MemoryAgent, analyse_step
 from kernelevolve.eval import environment
 from kernelevolve.eval.job import EvalOptions
+from kernelevolve.eval.worker.candidate import detect_languages
 from kernelevolve.operators.base import Proposal, Request
 from kernelevolve.operators.tune import has_tunables, params_of
 from kernelevolve.platforms.facts import device_facts
@@ -32,11 +33,6 @@ from kernelevolve.search.ports import Defer, Evaluate, Propose, Steer
 from kernelevolve.search.strategies import Selection, Strategy
 from kernelevolve.store.models import Run
 from kernelevolve.store.store import NodeRecord, Store
-
-
-def builds_extension(source: str) -> bool:
-    """Whether a candidate builds a C++/CUDA extension (torch.utils.cpp_extension's load_inline or load)."""
-    return "cpp_extension" in source or "load_inline" in source
 
 
 async def in_daemon_thread(fn: Callable, *args: object) -> object:
@@ -67,9 +63,9 @@ async def in_daemon_thread(fn: Callable, *args: object) -> object:
     return await future
 
 
+MAX_PREBUILDS = 4  # extension builds beside the running evaluation (GPU targets; eval/evaluator.py's prebuild)
 # Failures a debug step may be given, least promising first (a wrong value ran, a compile error did not), and how
 # many failures in a row a lineage may hold before it is given up.
-MAX_PREBUILDS = 4  # extension builds beside the running evaluation (GPU targets; eval/evaluator.py's prebuild)
 DEBUGGABLE = ("compile_error", "rejected", "runtime_error", "incorrect")
 DEBUG_DEPTH = 2
 
@@ -456,7 +452,8 @@ class Driver:
         evaluation (at most MAX_PREBUILDS at once), so its own evaluation loads it instead of spending a minute
         of device time on nvcc. GPU targets only: on the cpu target a build would take the cores being timed."""
         evaluator = self.evaluators[0]
-        if evaluator.platform.device_type == "cpu" or not builds_extension(proposal.source or ""):
+        builds = {"cpp", "cuda"} & set(detect_languages(proposal.source or ""))
+        if evaluator.platform.device_type == "cpu" or not builds:
             return
         if len(self._prebuilds) >= MAX_PREBUILDS:
             return

@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import torch
-from torch.utils._pytree import tree_flatten
 
 from kernelevolve.eval.worker import memory, trees
 from kernelevolve.eval.worker.correctness import (
@@ -165,7 +164,7 @@ def explain(cmp: Comparison, out: Any, label: str) -> Comparison:
         return cmp
     # The poison reads as ~3.4e38 (float32, bfloat16) or NaN (float16): scan only when the error says so.
     suspicious = not cmp.max_abs_err < 1e30
-    leaves = [x for x in tree_flatten(out)[0] if isinstance(x, torch.Tensor)] if suspicious else []
+    leaves = trees.tensors(out) if suspicious else []
     unwritten = sum(poisoned_elements(x) for x in leaves)
     if unwritten:
         cmp.reason = (

@@ -17,12 +17,14 @@ from dataclasses import dataclass
 from typing import Any
 
 import torch
-from torch.utils._pytree import tree_map
+
+from kernelevolve.eval.worker import trees
 
 HARNESS_SHARE = 0.5
 SHARE_VARIABLE = "KERNELEVOLVE_HARNESS_MEMORY_SHARE"  # another share of free device memory (a shared GPU)
 GB = 1e9
 OTHERS_SHARE = 0.1  # other processes holding more of the device than this: the result says so (timing may suffer)
+OTHERS_FLOOR = 6 * 10**9  # and more than this: our own spare workers' CUDA contexts take about 0.5 GB each
 
 
 def harness_share() -> float:
@@ -93,7 +95,7 @@ def others_bytes(device: torch.device) -> tuple[int, int]:
 
 def others_note(held: int, total: int) -> str:
     """What a result says when other processes held more of the device than OTHERS_SHARE ("" otherwise)."""
-    if total <= 0 or held <= OTHERS_SHARE * total:
+    if total <= 0 or held <= max(OTHERS_SHARE * total, OTHERS_FLOOR):
         return ""
     return f"other processes held {held / GB:.3g} GB of the device's {total / GB:.3g} GB"
 
@@ -139,7 +141,7 @@ def make_plan(
 
 
 def to(tree: Any, device: torch.device) -> Any:
-    return tree_map(lambda x: x.to(device) if isinstance(x, torch.Tensor) else x, tree)
+    return trees.map_tensors(lambda x: x.to(device), tree)
 
 
 @contextmanager

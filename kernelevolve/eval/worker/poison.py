@@ -14,7 +14,8 @@ import ctypes
 from typing import Any
 
 import torch
-from torch.utils._pytree import tree_flatten
+
+from kernelevolve.eval.worker import trees
 
 # float32 3.39e38, float16 NaN, bfloat16 3.39e38, int32 2139062143: no plausible result looks like it.
 POISON_BYTE = 0x7F
@@ -34,8 +35,7 @@ _MALLOPT = _libc_mallopt()
 
 def output_sizes(out: Any) -> list[int]:
     """Bytes of each tensor leaf: the sizes a candidate allocates its outputs in."""
-    leaves, _ = tree_flatten(out)
-    return sorted({x.numel() * x.element_size() for x in leaves if isinstance(x, torch.Tensor) and x.numel()})
+    return sorted({x.numel() * x.element_size() for x in trees.tensors(out) if x.numel()})
 
 
 class Poisoned:

@@ -14,10 +14,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import torch
-from torch.utils._pytree import tree_flatten
 
 from kernelevolve.eval.job import EvalJob
-from kernelevolve.eval.worker import memory
+from kernelevolve.eval.worker import memory, trees
 from kernelevolve.eval.worker.correctness import KERNELBENCH, Comparison, Criterion
 from kernelevolve.eval.worker.memory import MemoryPlan, make_plan
 from kernelevolve.eval.worker.oracle import BUDGET_MULTIPLE, Float64Reference, LeafBudget, Oracle, unit_roundoff
@@ -140,7 +139,7 @@ def describe(e: BaseException, limit: int = 600) -> str:
 
 
 def _float_leaves(out: Any) -> list[torch.Tensor]:
-    return [x for x in tree_flatten(out)[0] if isinstance(x, torch.Tensor) and x.is_floating_point() and x.numel()]
+    return [x for x in trees.tensors(out) if x.is_floating_point() and x.numel()]
 
 
 def _finite(out: Any) -> bool:

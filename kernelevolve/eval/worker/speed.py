@@ -6,9 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import torch
-from torch.utils._pytree import tree_flatten
-
+from kernelevolve.eval.worker import trees
 from kernelevolve.platforms.peaks import Peaks
 from kernelevolve.result import CaseResult
 
@@ -25,8 +23,7 @@ TAIL_SLACK_MS = 0.05
 
 
 def tensor_bytes(*values: Any) -> int:
-    leaves = [leaf for v in values for leaf in tree_flatten(v)[0]]
-    return sum(t.numel() * t.element_size() for t in leaves if isinstance(t, torch.Tensor))
+    return sum(t.numel() * t.element_size() for t in trees.tensors(list(values)))
 
 
 def roofline_parts_ms(min_bytes: int, flops: float | None, peaks: Peaks) -> tuple[float, float]:

@@ -31,6 +31,8 @@ from kernelevolve.eval.evaluator import evaluators as make_evaluators
 from kernelevolve.eval.job import EvalOptions
 from kernelevolve.platforms import default_target
 from kernelevolve.problem.problem import ProblemError, load_problem, target_speedup
+from kernelevolve.report.bench import BenchReportError
+from kernelevolve.report.html import REPORT, ReportError, write_bench_report
 from kernelevolve.search import session
 from kernelevolve.search.export import export
 from kernelevolve.search.session import Limits, LLMSettings, RunSpec, SessionError
@@ -172,10 +174,11 @@ def bench_command(
             )
             progress.advance(task)
             # Rewritten after every problem: partial results survive a kill.
-            text = _write(out, rows, suite, tgt, started, no_search, budget, strategy, time_s)
-    text = _write(out, rows, suite, tgt, started, no_search, budget, strategy, time_s)
+            text = _write(out, rows, suite, tgt, started, no_search, budget, strategy, time_s, runs_dir)
+            _report(out, store, item.name)
+    text = _write(out, rows, suite, tgt, started, no_search, budget, strategy, time_s, runs_dir)
     Console(soft_wrap=True).print(text, markup=False, highlight=False)
-    err.print(f"wrote {out / 'results.json'} and {out / 'results.md'}")
+    err.print(f"wrote {out / 'results.json'}, {out / 'results.md'} and {out / REPORT}")
     waiting = [r for r in rows if r.status == "waiting"]
     if waiting:
         err.print(
@@ -196,6 +199,7 @@ def _write(
     budget: int,
     strategy: str,
     time_s: float | None,
+    runs_dir: Path,
 ) -> str:
     limit = f", at most {time_s:g} s each" if time_s else ""
     header = (
@@ -208,6 +212,7 @@ def _write(
                 "suite": suite,
                 "target": tgt,
                 "date": started,
+                "runs_dir": str(runs_dir.resolve()),  # where the rows' runs are: `kernelevolve report OUT` reads them
                 "rows": [asdict(r) for r in rows],
                 "roofline_rule": roofline_rule(rows),
                 "hbm_rule": hbm_rule(rows),
@@ -218,6 +223,18 @@ def _write(
     text = markdown(rows, header)
     (out / "results.md").write_text(text)
     return text
+
+
+def _report(out: Path, store: Store, name: str) -> None:
+    """report.html beside results.md, with the run report of the problem just finished under OUT/reports/; a
+    report that cannot be written is said, never the end of the bench."""
+    try:
+        _, notes = write_bench_report(out, store, problems={name})
+    except (ReportError, BenchReportError, ImportError) as e:
+        err.print(f"note: {REPORT} was not written: {e}", highlight=False)
+        return
+    for note in notes:
+        err.print(f"note: {note}", highlight=False)
 
 
 def _one(

@@ -3,7 +3,6 @@ with `--prompt`, only what the node's model saw and answered."""
 
 from __future__ import annotations
 
-import difflib
 import json
 from typing import Any
 
@@ -11,11 +10,10 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from kernelevolve.report.node import LOG_LINES, llm_transcript, node_detail
 from kernelevolve.result import EvalResult
 from kernelevolve.store.models import Node, Run
 from kernelevolve.store.store import Store
-
-LOG_LINES = 40  # of a failed node's worker log
 
 
 def _fmt(value: float | None, unit: str = "") -> str:
@@ -32,66 +30,46 @@ def show_node(store: Store, run: Run, node: Node, console: Console) -> None:
     def heading(text: str) -> None:
         console.print(Text(f"\n== {text}", style="bold"), soft_wrap=True)
 
-    steps = {n.id: n for n in store.nodes(run.id)}
-    parents = [steps[e.parent_id] for e in node.parents if e.parent_id in steps]
+    d = node_detail(store, run, node)
     say(
-        f"run {run.id}, node {node.step} ({node.operator}): {node.status}"
-        + (f", fitness {node.fitness:.3f}" if node.fitness else "")
-        + (f", speedup {node.speedup:.3f}x" if node.speedup else "")
+        f"run {run.id}, node {d.step} ({d.operator}): {d.status}"
+        + (f", fitness {d.fitness:.3f}" if d.fitness else "")
+        + (f", speedup {d.speedup:.3f}x" if d.speedup else "")
     )
     say(
-        "parents: " + ", ".join(f"node {p.step} ({p.operator})" for p in parents)
-        if parents
+        "parents: " + ", ".join(f"node {step} ({operator})" for step, operator in d.parents)
+        if d.parents
         else "parents: none (a starting point of the run)"
     )
-    say(f"params: {json.dumps(json.loads(node.params or '{}'))}")
-    if node.reused_from is not None:
-        origin = store.node(node.reused_from)
-        say(
-            f"evaluation reused from run {origin.run_id}, node {origin.step} (the same source, evaluated there)"
-            if origin is not None
-            else "evaluation reused from an earlier evaluation of the same source"
-        )
-    kernel = store.path(node.kernel_path)
-    folder = kernel.parent
-    files = ", ".join(sorted(p.name for p in folder.iterdir())) if folder.is_dir() else "(missing)"
-    say(f"files: {folder.resolve()}: {files}")
+    say(f"params: {json.dumps(d.params)}")
+    if d.reused:
+        say(d.reused)
+    say(f"files: {d.folder}: {', '.join(d.files) if d.files is not None else '(missing)'}")
 
-    heading(f"source: {kernel.resolve()}")
-    source = kernel.read_text() if kernel.is_file() else None
-    say(source.rstrip("\n") if source is not None else "(the file is missing)")
+    heading(f"source: {d.kernel}")
+    say(d.source.rstrip("\n") if d.source is not None else "(the file is missing)")
 
-    for p in parents:
-        parent_path = store.path(p.kernel_path)
-        heading(f"diff from node {p.step} ({p.operator}), the parent")
-        if source is None or not parent_path.is_file():
+    for diff in d.diffs:
+        heading(f"diff from node {diff.parent} ({diff.operator}), the parent")
+        if diff.text is None:
             say("(a source file is missing)")
             continue
-        diff = difflib.unified_diff(
-            parent_path.read_text().splitlines(keepends=True),
-            source.splitlines(keepends=True),
-            fromfile=f"node {p.step}: {p.kernel_path}",
-            tofile=f"node {node.step}: {node.kernel_path}",
-        )
-        say("".join(diff).rstrip("\n") or "(no textual difference)")
+        say(diff.text.rstrip("\n") or "(no textual difference)")
 
     heading("evaluation")
-    result = store.evaluation(node.id)
-    if result is None:
+    if d.evaluation is None:
         say("(no evaluation stored)")
     else:
-        _evaluation(result, say, console)
-    log = folder / "log.txt"
-    if not node.correct and log.is_file() and log.read_text().strip():
-        heading(f"log (last {LOG_LINES} lines): {log.resolve()}")
-        say("\n".join(log.read_text().rstrip("\n").splitlines()[-LOG_LINES:]))
+        _evaluation(d.evaluation, say, console)
+    if d.log_path is not None:
+        heading(f"log (last {LOG_LINES} lines): {d.log_path}")
+        say(d.log)
 
     heading("analysis (memory agent)")
-    analysis = store.analysis(node.id)
-    if not analysis:
+    if not d.analysis:
         say("(none stored)")
     else:
-        for key, value in analysis.items():
+        for key, value in d.analysis.items():
             if key == "node_id" or value in (None, "", [], {}):
                 continue
             if isinstance(value, list):
@@ -101,9 +79,8 @@ def show_node(store: Store, run: Run, node: Node, console: Console) -> None:
             else:
                 say(f"{key}: {json.dumps(value) if isinstance(value, dict) else value}")
 
-    call = store.llm_call_of(node.id)
-    if call is not None:
-        _llm_call(store, call, say, heading)
+    if d.llm_call is not None:
+        _llm_call(d.llm_call, say, heading)
 
 
 def _evaluation(result: EvalResult, say: Any, console: Console) -> None:
@@ -138,15 +115,15 @@ def _evaluation(result: EvalResult, say: Any, console: Console) -> None:
     console.print(table)
 
 
-def _llm_call(store: Store, call: dict[str, Any], say: Any, heading: Any) -> None:
+def _llm_call(call: dict[str, Any], say: Any, heading: Any) -> None:
+    """call: as node_detail gives it, with the prompt and answer read (None: the file is missing)."""
     heading(
         f"LLM call {call['seq']}: {call['model']}, {call['outcome'] or '-'}, {call['prompt_tokens']} prompt and "
         f"{call['completion_tokens']} completion tokens, {call['cost']:.4f} USD, {call['latency_s']:.1f} s"
     )
-    for label, key in (("prompt", "prompt_path"), ("answer", "response_path")):
-        path = store.path(call[key])
-        heading(f"{label}: {path.resolve()}")
-        say(path.read_text().rstrip("\n") if path.is_file() else "(the file is missing)")
+    for label in ("prompt", "answer"):
+        heading(f"{label}: {call[label + '_file']}")
+        say(call[label].rstrip("\n") if call[label] is not None else "(the file is missing)")
 
 
 def show_prompt(store: Store, run: Run, node: Node, console: Console) -> bool:
@@ -156,9 +133,9 @@ def show_prompt(store: Store, run: Run, node: Node, console: Console) -> bool:
     def say(text: str) -> None:
         console.print(text, markup=False, highlight=False, emoji=False, soft_wrap=True)
 
-    call = store.llm_call_of(node.id)
+    call = llm_transcript(store, node.id)
     if call is None:
         say(f"run {run.id}, node {node.step} ({node.operator}) was not written by a model: it has no prompt")
         return False
-    _llm_call(store, call, say, lambda text: console.print(Text(f"\n== {text}", style="bold"), soft_wrap=True))
+    _llm_call(call, say, lambda text: console.print(Text(f"\n== {text}", style="bold"), soft_wrap=True))
     return True

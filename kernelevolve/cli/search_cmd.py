@@ -182,6 +182,9 @@ def optimize_command(
     profile: Profile = typer.Option(Profile.auto, help=PROFILE_HELP),
     correctness: Correctness = CORRECTNESS,
     allow_tf32: bool = ALLOW_TF32,
+    report: bool = typer.Option(
+        False, "--report", help="when the run ends, write its HTML report to RUNS_DIR/RUN/report.html"
+    ),
 ) -> None:
     """Search for a faster kernel from --seed (tune operator) and/or with an LLM; resumable at any point."""
     store = _open_store(runs_dir, db)
@@ -263,6 +266,8 @@ def optimize_command(
         err.print(f"waiting: {reason}; run the same command again once the answers are there", highlight=False)
     else:
         err.print(f"stopped: {reason}", highlight=False)
+    if report:
+        _write_report(store, opened.run)
     if as_json:
         sys.stdout.write(json.dumps(outcome.to_json()) + "\n")
     else:
@@ -274,6 +279,18 @@ def optimize_command(
             )
             Console().print(f"best kernel against torch.compile: {shown}", highlight=False)
     raise typer.Exit(0 if outcome.best_node is not None or outcome.waiting else 1)
+
+
+def _write_report(store: Store, run: Run) -> None:
+    """The run's report; a failure to write it is said, not fatal: the search itself is done and stored."""
+    from kernelevolve.report.html import REPORT, ReportError, write_run_report
+
+    try:
+        path = write_run_report(store, run, store.path(run.id) / REPORT)
+    except ReportError as e:
+        err.print(f"note: the report was not written: {e}; `kernelevolve report {run.id} --out FILE` writes it")
+        return
+    err.print(f"wrote the report {path}", highlight=False)
 
 
 # `kernelevolve runs` lists; its subcommands (`runs rm`, cli/runs_cmd.py) act on runs.

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import errno
 import inspect
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from kernelevolve.result import EvalResult
 from kernelevolve.store.models import Run
 from kernelevolve.store.store import Store
 
@@ -105,16 +107,24 @@ def signature(inputs: list[Any], dtype: Any = None) -> tuple:
     return tuple(key)
 
 
+def winners(evaluated: Iterable[tuple[int, EvalResult]], cases: int) -> list[tuple[float, int] | None]:
+    """Per shape case, the fastest correct kernel measured on it that beats the baseline, as (speedup, node id), in
+    node order (ties go to the earliest); None where none does and the reference serves the case. Pure: the
+    export dispatches by it and the report shows it, without the problem's inputs."""
+    best: list[tuple[float, int] | None] = [None] * cases
+    for node_id, result in evaluated:
+        if not result.correct:
+            continue
+        for i, case in enumerate(result.cases):
+            if i < len(best) and case.speedup and case.speedup > 1.0 and (best[i] is None or case.speedup > best[i][0]):
+                best[i] = (case.speedup, node_id)
+    return best
+
+
 def choose(store: Store, run: Run) -> list[CaseChoice]:
     sigs = input_signatures(run.problem_path)
-    best: list[tuple[float, int] | None] = [None] * len(sigs)
-    for node in store.nodes(run.id):
-        if not node.correct:
-            continue
-        result = store.evaluation(node.id)
-        for i, case in enumerate(result.cases if result else []):
-            if i < len(best) and case.speedup and case.speedup > 1.0 and (best[i] is None or case.speedup > best[i][0]):
-                best[i] = (case.speedup, node.id)
+    evaluations = store.evaluations(run.id, correct_only=True)
+    best = winners(sorted(evaluations.items()), len(sigs))
     return [CaseChoice(shape, sig, b[1] if b else None, b[0] if b else None) for (shape, sig), b in zip(sigs, best)]
 
 

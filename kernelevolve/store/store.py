@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from sqlalchemy import create_engine, delete, event, func, make_url, select, update
+from sqlalchemy import create_engine, delete, event, func, inspect, make_url, select, update
 from sqlalchemy.exc import OperationalError, SQLAlchemyError
 from sqlalchemy.orm import Session, selectinload, sessionmaker
 
@@ -71,10 +71,14 @@ class NodeRecord:
 class Store:
     """The store in a runs directory (or at a database URL). A runs directory the user cannot write, or a
     database file there that is read-only, is opened read-only: it can be listed and shown, and every write raises
-    StoreError saying so (`read_only` says why)."""
+    StoreError saying so (`read_only` says why). `read_only=True` asks for that on any store (a viewer such as
+    `serve` beside a running search): nothing is created, neither the folder, the schema nor a journal mode."""
 
-    def __init__(self, runs_dir: str | Path, url: str | None = None):
+    def __init__(self, runs_dir: str | Path, url: str | None = None, *, read_only: bool = False):
         self.runs_dir = Path(runs_dir)
+        if read_only:
+            self._open_for_reading(url)
+            return
         if not os.path.isdir(self.runs_dir):  # False, not an error, under a folder that cannot be read
             try:
                 self.runs_dir.mkdir(parents=True, exist_ok=True)
@@ -95,15 +99,49 @@ class Store:
                 if self.engine.dialect.name == "sqlite":
                     event.listen(self.engine, "connect", _sqlite_pragmas)
                 Base.metadata.create_all(self.engine)
-        except ImportError as e:  # the URL's database driver is not installed (psycopg for postgresql://)
-            package = DRIVER_PACKAGES.get(e.name or "", e.name)
+        except (ImportError, SQLAlchemyError) as e:
+            raise self._open_error(e) from None
+        self.session = sessionmaker(self.engine, expire_on_commit=False)
+
+    def _open_for_reading(self, url: str | None) -> None:
+        """Open an existing store without writing anything to it; StoreError where there is none to read."""
+        if not os.path.isdir(self.runs_dir):
+            raise StoreError(f"no runs directory {self.runs_dir}: pass the --runs-dir your runs are in")
+        if not os.access(self.runs_dir, os.R_OK | os.X_OK):
             raise StoreError(
+                f"cannot read the runs directory {self.runs_dir}: permission denied; pass a --runs-dir you can read"
+            )
+        db_file = (self.runs_dir / DB_NAME).resolve()
+        self.read_only = "opened read-only"
+        self.url = url or f"sqlite:///{db_file}"
+        try:
+            if url is None:
+                if not db_file.exists():
+                    raise StoreError(
+                        f"the runs directory {self.runs_dir} holds no store ({DB_NAME}): pass the --runs-dir your "
+                        "runs are in (or --db URL)"
+                    )
+                self.engine = _open_sqlite_read_only(self.runs_dir, db_file)
+            else:
+                self.engine = create_engine(url)
+                if self.engine.dialect.name == "postgresql":
+                    event.listen(self.engine, "connect", _postgresql_read_only)
+                elif self.engine.dialect.name == "sqlite":
+                    event.listen(self.engine, "connect", _sqlite_query_only)
+                if not inspect(self.engine).has_table(Run.__tablename__):
+                    raise StoreError(f"the database at {self._shown_url()} holds no store (no runs table)")
+        except (ImportError, SQLAlchemyError) as e:
+            raise self._open_error(e) from None
+        self.session = sessionmaker(self.engine, expire_on_commit=False)
+
+    def _open_error(self, e: ImportError | SQLAlchemyError) -> StoreError:
+        if isinstance(e, ImportError):  # the URL's database driver is not installed (psycopg for postgresql://)
+            package = DRIVER_PACKAGES.get(e.name or "", e.name)
+            return StoreError(
                 f"the store URL {self._shown_url()} needs the Python package {package!r}, which is not installed: "
                 f'pip install "{package}"'
-            ) from None
-        except SQLAlchemyError as e:
-            raise StoreError(f"cannot open the store at {self._shown_url()}: {_db_reason(e)}") from None
-        self.session = sessionmaker(self.engine, expire_on_commit=False)
+            )
+        return StoreError(f"cannot open the store at {self._shown_url()}: {_db_reason(e)}")
 
     def _shown_url(self) -> str:
         """The URL without its password, for messages."""
@@ -311,6 +349,14 @@ class Store:
             node.fitness, node.speedup, node.reason = result.fitness, result.speedup, result.reason[:2000]
             ev = s.scalars(select(Evaluation).where(Evaluation.node_id == node_id)).first()
             ev.result, ev.wall_s = result.model_dump_json(), wall_s
+
+    def evaluations(self, run_id: str, *, correct_only: bool = False) -> dict[int, EvalResult]:
+        """The run's stored evaluations by node id, in one query (a report reads them all)."""
+        query = select(Evaluation.node_id, Evaluation.result).join(Node, Node.id == Evaluation.node_id)
+        query = query.where(Node.run_id == run_id, *([Node.correct.is_(True)] if correct_only else []))
+        with self.session() as s:
+            rows = s.execute(query.order_by(Evaluation.id)).all()
+        return {node_id: EvalResult.model_validate_json(result) for node_id, result in rows}
 
     def evaluation(self, node_id: int) -> EvalResult | None:
         with self.session() as s:
@@ -553,6 +599,22 @@ def _open_sqlite_read_only(runs_dir: Path, db_file: Path) -> Any:
             if mode == "immutable=1" or db_file.with_name(db_file.name + "-wal").exists():
                 raise
     raise AssertionError("unreachable")
+
+
+def _postgresql_read_only(dbapi_connection: Any, _record: Any) -> None:
+    """Every transaction of the connection read-only: the server refuses a write, whatever the code does."""
+    cursor = dbapi_connection.cursor()
+    cursor.execute("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
+    cursor.close()
+    dbapi_connection.commit()
+
+
+def _sqlite_query_only(dbapi_connection: Any, _record: Any) -> None:
+    """A SQLite store given by URL, opened for reading: the connection refuses every write."""
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA busy_timeout=30000")
+    cursor.execute("PRAGMA query_only=ON")
+    cursor.close()
 
 
 def _sqlite_read_pragmas(dbapi_connection: Any, _record: Any) -> None:

@@ -103,7 +103,7 @@ class ModelNew(nn.Module):
 """
 
 
-def test_a_worker_does_not_outlive_an_evaluator_killed_mid_evaluation(tmp_path, relu_problem):
+def test_a_worker_does_not_outlive_an_evaluator_killed_mid_evaluation(tmp_path, relu_problem, sandbox_writable):
     """kill -9 of the process that evaluates (optimize, bench) while a candidate hangs: the worker sees its
     lifeline close and exits, instead of running the hang for ever."""
     import signal
@@ -114,7 +114,7 @@ def test_a_worker_does_not_outlive_an_evaluator_killed_mid_evaluation(tmp_path, 
     from tests.conftest import ROOT
     from tests.test_spawn import _stopped
 
-    beat = tmp_path / "beat"
+    beat = sandbox_writable / "beat"
     candidate = tmp_path / "hangs.py"
     candidate.write_text(BEATS.format(beat=str(beat)))
     script = ORPHANED.format(root=str(ROOT), problem=str(relu_problem.path), candidate=str(candidate))

@@ -71,8 +71,8 @@ def test_child_env_puts_the_package_first_on_pythonpath(monkeypatch):
     assert env["EXTRA"] == "1" and (Path(spawn.PACKAGE_ROOT) / "kernelevolve").is_dir()
 
 
-def test_run_kills_the_whole_process_group_on_timeout(tmp_path):
-    beat = tmp_path / "grandchild.beat"
+def test_run_kills_the_whole_process_group_on_timeout(sandbox_writable):
+    beat = sandbox_writable / "grandchild.beat"
     t0 = time.monotonic()
     p = spawn.run([sys.executable, "-c", _spawns_and_hangs(beat)], timeout_s=3, env=spawn.child_env({}))
     assert p is None and time.monotonic() - t0 < 30
@@ -80,10 +80,10 @@ def test_run_kills_the_whole_process_group_on_timeout(tmp_path):
     assert _stopped(beat), "the grandchild survived the timeout"
 
 
-def test_fast_check_kills_a_process_the_import_left_running(tmp_path):
+def test_fast_check_kills_a_process_the_import_left_running(sandbox_writable):
     """The agent's CHECK imports the file in its own process: on timeout, a process that the import started (a
     compiler, here `sleep 60`) is killed too, not left running."""
-    beat = tmp_path / "grandchild.beat"
+    beat = sandbox_writable / "grandchild.beat"
     message = fast_check(_spawns_and_hangs(beat), "cpu", timeout_s=15)
     assert message == "check failed: importing the file took more than 15 s"
     assert beat.is_file(), "the check process had not reached the file's code within 15 s"

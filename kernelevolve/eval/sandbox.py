@@ -5,22 +5,33 @@
   kills every process left in it (a double-forked, `setsid` daemon too).
 - **Nothing of the parent in sight**: the namespace's own /proc, so the parent's and other workers' environments,
   file descriptors and pipes are not reachable through /proc.
+- **Nothing written outside its own folders**: in its own mount namespace every mount is read-only (the store,
+  the run directories, the problem files, the package: eval/confine.py), except a private temporary folder made
+  for each process (its TMPDIR, removed when it is reaped), a private /dev/shm, and the caches the worker fills
+  (compiled extensions, Triton's and inductor's caches). Its capabilities are dropped, so it cannot remount.
 - **No secrets**: environment variables that look like credentials (API keys, tokens, passwords) are not passed.
 
-Not yet: a read-only file system with the runs directory, the store and the caches out of sight, and a memory limit
-over the whole process tree (the cpu worker caps its own address space). As root the namespaces are made directly;
-otherwise inside a user namespace. Where neither works (no `unshare`, user namespaces disabled), the worker runs
-without them and every result says so (`sandbox`); `KERNELEVOLVE_SANDBOX=off` turns them off.
+Not yet: the caches are writable, and so shared between candidates (item 3 of issue 19: harness-owned builds);
+everything stays readable; a memory limit over the whole process tree (the cpu worker caps its own address space).
+As root the namespaces are made directly; otherwise inside a user namespace. Where they cannot be made (no
+`unshare`, user namespaces disabled), the worker runs without them, and where the file system cannot be made
+read-only it runs writable; every result says which (`sandbox`). `KERNELEVOLVE_SANDBOX=off` turns it all off.
 """
 
 from __future__ import annotations
 
 import functools
+import getpass
 import os
 import re
 import shutil
 import subprocess
+import sys
+import tempfile
 from collections.abc import Mapping
+from pathlib import Path
+
+from kernelevolve.platforms.base import cache_dir
 
 OFF_ENV = "KERNELEVOLVE_SANDBOX"
 NAMESPACES = ["--net", "--pid", "--fork", "--kill-child", "--mount-proc"]
@@ -29,13 +40,27 @@ SECRET_NAME = re.compile(
 )
 
 
+CONFINE = ["-m", "kernelevolve.eval.confine"]
+# Run by the probe inside the whole sandbox: exit 0 only if its --rw folder is writable and the one beside it not.
+_WRITE_TEST = """
+import errno, os, sys
+open(os.path.join(sys.argv[1], "w"), "w").close()
+try:
+    open(os.path.join(sys.argv[2], "w"), "w").close()
+except OSError as e:
+    sys.exit(0 if e.errno in (errno.EROFS, errno.EACCES, errno.EPERM) else 3)
+sys.exit(4)
+"""
+
+
 @functools.cache
-def _prefix() -> tuple[tuple[str, ...], str]:
+def _prefix() -> tuple[tuple[str, ...], bool, str]:
+    """The namespaces' command line, whether the file system can be confined under it, and what confines."""
     if os.environ.get(OFF_ENV, "").strip().lower() in ("0", "off", "no", "false"):
-        return (), f"none: {OFF_ENV}=off"
+        return (), False, f"none: {OFF_ENV}=off"
     exe = shutil.which("unshare")
     if exe is None:
-        return (), "none: util-linux `unshare` is not installed"
+        return (), False, "none: util-linux `unshare` is not installed"
     why = ""
     for user in ([], ["--user", "--map-root-user"]):
         cmd = (exe, *user, *NAMESPACES)
@@ -46,20 +71,88 @@ def _prefix() -> tuple[tuple[str, ...], str]:
             continue
         if p.returncode == 0:
             made = "network, PID and /proc namespaces" + (" in a user namespace" if user else "")
-            return cmd, made
-        why = (p.stderr.strip().splitlines() or [f"exit status {p.returncode}"])[-1]
-    return (), f"none: `unshare` could not make namespaces here ({why})"
+            confined, fs_why = _probe_file_system(cmd)
+            if confined:
+                return cmd, True, made + ", a read-only file system but for its own folders and the caches"
+            return cmd, False, made + f"; the file system is writable ({fs_why})"
+        why = _last_line(p.stderr, p.returncode)
+    return (), False, f"none: `unshare` could not make namespaces here ({why})"
+
+
+def _last_line(stderr: str, code: int) -> str:
+    return (stderr.strip().splitlines() or [f"exit status {code}"])[-1]
+
+
+def _probe_file_system(namespaces: tuple[str, ...]) -> tuple[bool, str]:
+    with tempfile.TemporaryDirectory(prefix="kernelevolve-probe-") as folder:
+        writable, other = os.path.join(folder, "rw"), os.path.join(folder, "ro")
+        os.mkdir(writable)
+        os.mkdir(other)
+        test = [sys.executable, "-c", _WRITE_TEST, writable, other]
+        cmd = [*namespaces, sys.executable, *CONFINE, "--rw", writable, "--", *test]
+        try:
+            p = subprocess.run(cmd, capture_output=True, text=True, timeout=30, env=_python_env())
+        except (OSError, subprocess.SubprocessError) as e:
+            return False, str(e)
+    if p.returncode == 0:
+        return True, ""
+    return False, _last_line(p.stderr, p.returncode)
+
+
+def _python_env() -> dict[str, str]:
+    """The probe's environment: this package importable, as for the worker (eval/spawn.py)."""
+    root = str(Path(__file__).resolve().parents[2])
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
+    return env
+
+
+def writable_caches() -> list[str]:
+    """The folders a worker fills and later workers read: compiled extensions and measured peaks, Triton's cache
+    and inductor's (made here so that they can be bound writable)."""
+    folders = [str(cache_dir()), inductor_cache()]
+    triton_home = os.environ.get("TRITON_HOME") or os.path.expanduser("~")
+    folders.append(os.environ.get("TRITON_CACHE_DIR") or os.path.join(triton_home, ".triton"))
+    for folder in folders:
+        os.makedirs(folder, exist_ok=True)
+    return folders
+
+
+def inductor_cache() -> str:
+    """Inductor's cache where torch puts it by default; set explicitly for a worker, whose TMPDIR is private."""
+    try:
+        user = getpass.getuser()
+    except (KeyError, OSError):  # a uid without a name (containers)
+        user = str(os.getuid())
+    return os.environ.get("TORCHINDUCTOR_CACHE_DIR") or os.path.join(tempfile.gettempdir(), f"torchinductor_{user}")
+
+
+def command(cmd: list[str], private_tmp: str | None) -> list[str]:
+    """`cmd` in the sandbox: its namespaces, and where the file system can be confined, read-only but for
+    private_tmp and the caches (cmd as it is where there is no sandbox)."""
+    namespaces, confined, _ = _prefix()
+    if not namespaces:
+        return list(cmd)
+    if not confined or private_tmp is None:
+        return [*namespaces, *cmd]
+    folders = [private_tmp, *writable_caches()]
+    rw = [arg for folder in folders for arg in ("--rw", folder)]
+    return [*namespaces, sys.executable, *CONFINE, *rw, "--", *cmd]
 
 
 def prefix() -> list[str]:
-    """The command line that starts a program in the sandbox ([] where there is none)."""
+    """The namespaces' command line ([] where there are none)."""
     return list(_prefix()[0])
 
 
-def describe() -> str:
-    """What confines candidates on this machine, for every result: 'network, PID and /proc namespaces' or
-    'none: why'."""
+def confines_files() -> bool:
     return _prefix()[1]
+
+
+def describe() -> str:
+    """What confines candidates on this machine, for every result: 'network, PID and /proc namespaces, ...' or
+    'none: why'."""
+    return _prefix()[2]
 
 
 def scrubbed(env: Mapping[str, str]) -> dict[str, str]:

@@ -6,8 +6,11 @@ candidate started (ninja, g++, nvcc) dies with it. The evaluator's workers and t
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
+import tempfile
+import weakref
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -34,8 +37,27 @@ def child_env(extra: Mapping[str, str]) -> dict[str, str]:
 
 def start(cmd: Sequence[str], *, sandboxed: bool = False, **popen: Any) -> subprocess.Popen:
     """Popen in a new session: the child leads a process group of its own, which kill_group kills whole.
-    sandboxed: in the candidate's namespaces (eval/sandbox.py), where this machine can make them."""
-    return subprocess.Popen([*(sandbox.prefix() if sandboxed else []), *cmd], start_new_session=True, **popen)
+    sandboxed: in the candidate's sandbox (eval/sandbox.py), where this machine can make it, with a private
+    temporary folder as its TMPDIR (the only folder of its own it may write where the file system is confined),
+    removed when the child is reaped or forgotten."""
+    private_tmp = None
+    if sandboxed and sandbox.confines_files():
+        private_tmp = tempfile.mkdtemp(prefix="kernelevolve-candidate-")
+        env = dict(popen.get("env") if popen.get("env") is not None else os.environ)
+        env.update({name: private_tmp for name in ("TMPDIR", "TMP", "TEMP")})
+        env["TORCHINDUCTOR_CACHE_DIR"] = sandbox.inductor_cache()  # shared, as outside the sandbox
+        popen["env"] = env
+    full = sandbox.command(list(cmd), private_tmp) if sandboxed else list(cmd)
+    try:
+        proc = subprocess.Popen(full, start_new_session=True, **popen)
+    except BaseException:
+        if private_tmp:
+            shutil.rmtree(private_tmp, ignore_errors=True)
+        raise
+    if private_tmp:
+        weakref.finalize(proc, shutil.rmtree, private_tmp, True)
+        proc.private_tmp = private_tmp  # type: ignore[attr-defined]
+    return proc
 
 
 def kill_group(proc: subprocess.Popen) -> int:
@@ -44,7 +66,11 @@ def kill_group(proc: subprocess.Popen) -> int:
         os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
-    return proc.wait()
+    code = proc.wait()
+    private_tmp = getattr(proc, "private_tmp", None)
+    if private_tmp:
+        shutil.rmtree(private_tmp, ignore_errors=True)
+    return code
 
 
 def run(cmd: Sequence[str], *, timeout_s: float, env: Mapping[str, str]) -> subprocess.CompletedProcess | None:
@@ -60,4 +86,5 @@ def run(cmd: Sequence[str], *, timeout_s: float, env: Mapping[str, str]) -> subp
         except BaseException:  # interrupted while waiting: leave nothing running
             kill_group(proc)
             raise
+    shutil.rmtree(getattr(proc, "private_tmp", None) or "", ignore_errors=True)
     return subprocess.CompletedProcess(list(cmd), proc.returncode, out, err)

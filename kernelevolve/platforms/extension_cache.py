@@ -123,8 +123,8 @@ def install(root: Path | None = None, report: BuildReport | None = None) -> None
             if report is not None:
                 report(name)
             try:
-                if kwargs.get("build_directory"):  # the candidate's own folder: left as it is
-                    return _original(*args, **kwargs)
+                # A build_directory the candidate names is replaced too: in the sandbox only the caches and
+                # its private TMPDIR are writable (a folder beside its own file is not).
                 folder = base / _key(_kind, args, kwargs)
                 folder.mkdir(parents=True, exist_ok=True)
                 kwargs["build_directory"] = str(folder)

@@ -1,7 +1,7 @@
 """The sandbox around candidate code (eval/sandbox.py): no network, nothing it starts outlives its worker, the
-parent out of sight, no secrets in its environment. Each probe is a candidate that records what it could do in a
-file the test reads (the file system is not yet confined); where this machine cannot make namespaces the probes
-are skipped and the result's `sandbox` says why."""
+parent out of sight, no secrets in its environment, nothing written outside its own folders. Each probe is a
+candidate that prints what it could do (its print lands in the worker's log, which the result keeps); where this
+machine cannot make namespaces the probes are skipped and the result's `sandbox` says why."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ import json, os, socket, sys, time
 import torch
 import torch.nn as nn
 
-REPORT = {report!r}
+REPORT = {report!r}  # in the cache folder, which stays writable: the daemon's proof of life would land there
 found = {{"ppid": os.getppid(), "secret": os.environ.get("KERNELEVOLVE_TEST_API_KEY"),
           "kept": os.environ.get("KERNELEVOLVE_TEST_PLAIN")}}
 try:
@@ -39,8 +39,7 @@ if os.fork() == 0:  # a daemon of its own session, meant to outlive the worker
         with open(REPORT + ".daemon", "w") as f:
             f.write("still alive")
     os._exit(0)
-with open(REPORT, "w") as f:
-    json.dump(found, f)
+print("PROBE " + json.dumps(found), flush=True)
 
 
 class ModelNew(nn.Module):
@@ -67,19 +66,78 @@ def test_a_candidate_has_no_network_no_parent_no_secrets_and_nothing_outlives_it
 
     monkeypatch.setenv("KERNELEVOLVE_TEST_API_KEY", "sk-must-not-leak")
     monkeypatch.setenv("KERNELEVOLVE_TEST_PLAIN", "kept")
-    report = tmp_path / "report.json"
+    monkeypatch.setenv("KERNELEVOLVE_CACHE", str(tmp_path / "cache"))
+    report = tmp_path / "cache" / "report.json"
     candidate = tmp_path / "probe.py"
     candidate.write_text(PROBE.format(report=str(report), port=listening))
     with Evaluator("cpu", timeout_s=120) as ev:  # started after the variables were set
         result = ev.evaluate(load_problem(RELU), candidate, trials=1, timed=False)
     assert result.status is Status.OK, (result.reason, result.log_tail[-2000:])
-    found = json.loads(report.read_text())
+    found = json.loads(result.log_tail.split("PROBE ", 1)[1].splitlines()[0])
     assert found["network"] != "connected"  # a server listening on this machine's loopback is out of reach
     assert found["ppid"] == 0  # the worker's parent is outside its PID namespace: not even its pid is known
     assert found["secret"] is None and found["kept"] == "kept"
     time.sleep(5)
-    assert not Path(str(report) + ".daemon").exists()  # killed with the worker's namespace
-    assert os.path.exists(report)
+    assert (tmp_path / "cache").is_dir() and not Path(str(report) + ".daemon").exists()  # killed with the worker
+
+
+WRITER = """
+import json, os, tempfile
+import torch
+import torch.nn as nn
+
+found = {{}}
+for name, path in {targets!r}.items():
+    try:
+        with open(path, "a") as f:
+            f.write("forged")
+        found[name] = "written"
+    except OSError as e:
+        found[name] = e.strerror
+own = os.path.join(tempfile.gettempdir(), "scratch")
+with open(own, "w") as f:
+    f.write("mine")
+found["tmpdir"] = tempfile.gettempdir()
+print("PROBE " + json.dumps(found), flush=True)
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        return torch.relu(x)
+"""
+
+
+@pytest.mark.skipif(not sandbox.confines_files(), reason=f"no file-system confinement here: {sandbox.describe()}")
+def test_a_candidate_writes_nothing_outside_its_own_folders(tmp_path):
+    """The store, its own run folder and the problem file are read-only to it (a forged fitness, a deleted row, a
+    slower reference); its TMPDIR is its own and is gone after the evaluation."""
+    import json
+    import shutil
+
+    problem = tmp_path / "problem.py"
+    shutil.copy(RELU, problem)
+    store = tmp_path / "runs" / "kernelevolve.db"
+    node = tmp_path / "runs" / "run-1" / "nodes" / "00001"
+    node.mkdir(parents=True)
+    store.write_text("the store")
+    candidate = node / "kernel.py"
+    targets = {"store": str(store), "problem": str(problem), "own_file": str(candidate), "new": str(node / "x.py")}
+    candidate.write_text(WRITER.format(targets=targets))
+    with Evaluator("cpu", timeout_s=120) as ev:
+        result = ev.evaluate(load_problem(problem), candidate, trials=1, timed=False)
+    assert result.status is Status.OK, (result.reason, result.log_tail[-2000:])
+    found = json.loads(result.log_tail.split("PROBE ", 1)[1].splitlines()[0])
+    assert {found[k] for k in targets} == {"Read-only file system"}, found
+    assert store.read_text() == "the store" and problem.read_text() == RELU.read_text()
+    assert not (node / "x.py").exists()
+    assert found["tmpdir"] != tempfile_root() and not os.path.exists(found["tmpdir"])
+    assert "read-only file system" in result.sandbox
+
+
+def tempfile_root() -> str:
+    import tempfile
+
+    return tempfile.gettempdir()
 
 
 def test_eval_says_when_nothing_confines_candidates():

@@ -1,0 +1,121 @@
+"""Run inside the candidate's namespaces, before the worker: make the file system read-only except the folders the
+worker must write, then drop every capability and exec the worker (torch-free; started by eval/sandbox.py).
+
+`python -m kernelevolve.eval.confine --rw DIR [--rw DIR ...] -- COMMAND...`
+
+- Every mount this process sees becomes read-only in its own mount namespace (the store, the run directories, the
+  problem files, the package), except /dev (device nodes, the GPU's among them) and this namespace's /proc.
+- Each `--rw` folder is bound onto itself first, so it stays writable: the worker's private temporary folder and
+  the caches it fills (compiled extensions, Triton's and inductor's caches).
+- /dev/shm becomes a private tmpfs, /proc/sys read-only.
+- Then `setpriv` clears the capability sets and sets no_new_privs: the candidate, root or not, cannot remount.
+
+Exit status 97 with a line on stderr when the root cannot be made read-only: the caller treats that as no
+file-system confinement and says so.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import shutil
+import sys
+
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
+MS_REMOUNT, MS_NOATIME, MS_NODIRATIME, MS_BIND, MS_REC = 32, 1024, 2048, 4096, 16384
+MS_RELATIME, MS_STRICTATIME = 1 << 21, 1 << 24
+# A mount's own options that a read-only remount must repeat (a user namespace may not clear them: "locked").
+KEPT = {
+    "nosuid": MS_NOSUID,
+    "nodev": MS_NODEV,
+    "noexec": MS_NOEXEC,
+    "noatime": MS_NOATIME,
+    "nodiratime": MS_NODIRATIME,
+    "relatime": MS_RELATIME,
+    "strictatime": MS_STRICTATIME,
+}
+LEFT_WRITABLE = ("/dev", "/proc")  # device nodes; this namespace's own /proc (its /proc/sys is made read-only)
+CANNOT_CONFINE = 97
+CAP_DROP = ["--bounding-set=-all", "--inh-caps=-all", "--ambient-caps=-all", "--no-new-privs"]
+
+_libc = ctypes.CDLL(None, use_errno=True)
+_libc.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong, ctypes.c_char_p]
+
+
+def _bytes(text: str | None) -> bytes | None:
+    return text.encode() if text is not None else None
+
+
+def _mount(source: str | None, target: str, fstype: str | None, flags: int, data: str | None = None) -> None:
+    if _libc.mount(_bytes(source), _bytes(target), _bytes(fstype), flags, _bytes(data)) != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"mount {target}: {os.strerror(err)}")
+
+
+def _unescape(field: str) -> str:
+    """mountinfo writes space, tab, newline and backslash as octal escapes."""
+    for code in ("\\040", "\\011", "\\012", "\\134"):
+        field = field.replace(code, chr(int(code[1:], 8)))
+    return field
+
+
+def mounts() -> list[tuple[str, int]]:
+    """(mount point, the per-mount flags to keep) of every mount this process sees, parents before children."""
+    found = []
+    with open("/proc/self/mountinfo") as f:
+        for line in f:
+            fields = line.split()
+            if len(fields) < 6:
+                continue
+            flags = 0
+            for opt in fields[5].split(","):
+                flags |= KEPT.get(opt, 0)
+            found.append((_unescape(fields[4]), flags))
+    return found
+
+
+def _under(path: str, roots: tuple[str, ...]) -> bool:
+    return any(path == r or path.startswith(r.rstrip("/") + "/") for r in roots)
+
+
+def confine(writable: list[str]) -> None:
+    before = mounts()
+    for folder in writable:
+        _mount(folder, folder, None, MS_BIND | MS_REC)
+    if os.path.isdir("/dev/shm"):
+        _mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777")
+    if os.path.isdir("/proc/sys"):
+        _mount("/proc/sys", "/proc/sys", None, MS_BIND | MS_REC)
+        _mount(None, "/proc/sys", None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    for point, flags in before:
+        if point != "/" and _under(point, LEFT_WRITABLE):
+            continue
+        try:
+            _mount(None, point, None, MS_REMOUNT | MS_BIND | MS_RDONLY | flags)
+        except OSError:
+            if point == "/":
+                raise
+            # A mount hidden under another one, or one this namespace may not touch: the write test of the
+            # probe (eval/sandbox.py) covers what matters, the root.
+
+
+def main(argv: list[str]) -> None:
+    if "--" not in argv:
+        sys.exit("usage: python -m kernelevolve.eval.confine --rw DIR ... -- COMMAND...")
+    split = argv.index("--")
+    options, command = argv[:split], argv[split + 1 :]
+    writable = [os.path.realpath(options[i + 1]) for i, o in enumerate(options) if o == "--rw"]
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        print("confine: util-linux `setpriv` is not installed", file=sys.stderr)
+        sys.exit(CANNOT_CONFINE)
+    try:
+        confine([w for w in writable if os.path.isdir(w)])
+    except OSError as e:
+        print(f"confine: {e}", file=sys.stderr)
+        sys.exit(CANNOT_CONFINE)
+    os.execv(setpriv, [setpriv, *CAP_DROP, "--", *command])
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

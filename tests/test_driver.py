@@ -413,6 +413,32 @@ def test_a_known_kernel_returned_while_its_twin_is_evaluated_is_never_evaluated_
     assert evaluator.evaluated.count(twin) == 1
 
 
+def test_two_identical_unusable_answers_in_flight_make_one_node(tmp_path, seed):
+    """An answer judged without an evaluation (a policy violation, no module) and its twin arriving together: the
+    second is a duplicate, not a second row with the same source (which the store refuses)."""
+    import threading
+
+    from kernelevolve.result import EvalResult, Status
+
+    unusable = kernel(8, extra="# judged unusable\n")
+    together = threading.Barrier(2, timeout=10)
+
+    class Judging(ScriptedOperator):
+        def propose(self, request):
+            proposal = super().propose(request)
+            if proposal.source == unusable:
+                together.wait()  # both answers come back at the same moment
+                proposal.result = EvalResult(status=Status.REJECTED, correct=False, reason="scripted: unusable")
+            return proposal
+
+    llm = Judging([unusable, unusable, kernel(4), kernel(16), kernel(32)])
+    spec = RunSpec(PROBLEM, seed, llm=("s:x",))
+    opened, _, _, _ = search(Store(tmp_path), spec, Limits(budget=4), RuleEvaluator(), llm, max_inflight=2)
+    rows = opened.store.nodes(opened.run.id)
+    assert [r.status for r in rows].count("rejected") == 1
+    assert len({r.source_hash for r in rows}) == len(rows)
+
+
 HANGING = """
 import sys, time
 from pathlib import Path

@@ -410,9 +410,9 @@ class Driver:
         if proposal.source_hash in self._known():
             proposal.note = "duplicate: the model returned a known kernel"
             return StepOutcome(op, proposal)
+        self.inflight_hashes.add(proposal.source_hash)  # a twin arriving before this one is stored: a duplicate
         if proposal.result is not None:  # judged already (an unusable answer): stored, not evaluated
             return StepOutcome(op, proposal, proposal.result)
-        self.inflight_hashes.add(proposal.source_hash)
         return await self._evaluate(op, proposal, free)
 
     async def _evaluate(self, op: Propose | None, proposal: Proposal, free: asyncio.Queue) -> StepOutcome:

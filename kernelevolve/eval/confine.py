@@ -1,7 +1,10 @@
 """Run inside the candidate's namespaces, before the worker: make the file system read-only except the folders the
 worker must write, then drop every capability and exec the worker (torch-free; started by eval/sandbox.py).
 
-`python -m kernelevolve.eval.confine --rw DIR [--rw DIR ...] -- COMMAND...`
+`python -m kernelevolve.eval.confine [--cgroup DIR] --rw DIR [--rw DIR ...] -- COMMAND...`
+
+- With `--cgroup`, it first joins that memory cgroup (eval/cgroup.py): the limit then holds over every process the
+  worker starts, and the cgroup files are read-only to them like the rest.
 
 - Every mount this process sees becomes read-only in its own mount namespace (the store, the run directories, the
   problem files, the package), except /dev (device nodes, the GPU's among them) and this namespace's /proc.
@@ -105,11 +108,15 @@ def main(argv: list[str]) -> None:
     split = argv.index("--")
     options, command = argv[:split], argv[split + 1 :]
     writable = [os.path.realpath(options[i + 1]) for i, o in enumerate(options) if o == "--rw"]
+    cages = [options[i + 1] for i, o in enumerate(options) if o == "--cgroup"]
     setpriv = shutil.which("setpriv")
     if setpriv is None:
         print("confine: util-linux `setpriv` is not installed", file=sys.stderr)
         sys.exit(CANNOT_CONFINE)
     try:
+        for cage in cages:  # "0": the writing process itself (its pid in this namespace is not the parent's)
+            with open(os.path.join(cage, "cgroup.procs"), "w") as f:
+                f.write("0")
         confine([w for w in writable if os.path.isdir(w)])
     except OSError as e:
         print(f"confine: {e}", file=sys.stderr)

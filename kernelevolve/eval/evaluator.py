@@ -63,14 +63,17 @@ class WorkerProcess:
         # The compile baseline compiles in the worker itself: inductor's subprocess pool would start a timer
         # thread at an unpredictable moment, which the threads check would blame on the candidate.
         env["TORCHINDUCTOR_COMPILE_THREADS"] = "1"
+        limit = 0
         if platform.device_type != "cpu":
             env[DEVICE_ENV] = str(device_index)
         else:
             limit = default_memory_limit() if memory_limit is None else memory_limit
             env[MEMORY_LIMIT_ENV] = str(limit)
+        self.memory_limit = limit
         self.proc = spawn.start(  # its own process group, killed whole, in the candidate's namespaces
             [sys.executable, "-m", "kernelevolve.eval.worker"],
             sandboxed=True,
+            memory_limit=limit,  # over its whole process tree, where a memory cgroup can be made
             stdin=subprocess.PIPE,
             stdout=self.log,
             stderr=subprocess.STDOUT,
@@ -295,7 +298,7 @@ class Evaluator:
                 result = self._base(job, Status.HARNESS_LIMIT, event["message"])
                 break
         result.stages = {"worker_start": round(worker_start, 4), "worker_wait": round(worker_wait, 4), **result.stages}
-        result.sandbox = sandbox.describe()
+        result.sandbox = sandbox.describe(memory_limited=self.target == "cpu")
         result.log_tail = worker.log_tail()
         return result
 
@@ -317,7 +320,12 @@ class Evaluator:
             code = worker.proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
             code = worker.kill()
-        if code < 0:
+        if spawn.out_of_memory(worker.proc):
+            cause = (
+                f"out of memory: the candidate's processes together exceeded the {worker.memory_limit / 2**30:.3g} GiB"
+                " memory limit, and the kernel killed one"
+            )
+        elif code < 0:
             cause = f"the worker was killed by {_signal_name(code)}"
             if code == -signal.SIGKILL:
                 cause += " (out of memory?)"
@@ -330,7 +338,11 @@ class Evaluator:
 
     def _base(self, job: EvalJob, status: Status, reason: str) -> EvalResult:
         return EvalResult(
-            status=status, correct=False, reason=reason, target=job.target, sandbox=sandbox.describe()
+            status=status,
+            correct=False,
+            reason=reason,
+            target=job.target,
+            sandbox=sandbox.describe(memory_limited=job.target == "cpu"),
         ).finalize()
 
     def close(self) -> None:

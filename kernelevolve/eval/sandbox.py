@@ -11,8 +11,11 @@
   (compiled extensions, Triton's and inductor's caches). Its capabilities are dropped, so it cannot remount.
 - **No secrets**: environment variables that look like credentials (API keys, tokens, passwords) are not passed.
 
+- **One memory limit over its process tree** (cpu target): a memory cgroup per worker (eval/cgroup.py) where this
+  machine lets us make one; the worker also caps each process's address space.
+
 Not yet: the caches are writable, and so shared between candidates (item 3 of issue 19: harness-owned builds);
-everything stays readable; a memory limit over the whole process tree (the cpu worker caps its own address space).
+everything stays readable.
 As root the namespaces are made directly; otherwise inside a user namespace. Where they cannot be made (no
 `unshare`, user namespaces disabled), the worker runs without them, and where the file system cannot be made
 read-only it runs writable; every result says which (`sandbox`). `KERNELEVOLVE_SANDBOX=off` turns it all off.
@@ -31,6 +34,7 @@ import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
+from kernelevolve.eval import cgroup
 from kernelevolve.platforms.base import cache_dir
 
 OFF_ENV = "KERNELEVOLVE_SANDBOX"
@@ -127,9 +131,10 @@ def inductor_cache() -> str:
     return os.environ.get("TORCHINDUCTOR_CACHE_DIR") or os.path.join(tempfile.gettempdir(), f"torchinductor_{user}")
 
 
-def command(cmd: list[str], private_tmp: str | None) -> list[str]:
+def command(cmd: list[str], private_tmp: str | None, cage: str | None = None) -> list[str]:
     """`cmd` in the sandbox: its namespaces, and where the file system can be confined, read-only but for
-    private_tmp and the caches (cmd as it is where there is no sandbox)."""
+    private_tmp and the caches, in the memory cgroup `cage` (eval/cgroup.py) if given (cmd as it is where there is
+    no sandbox)."""
     namespaces, confined, _ = _prefix()
     if not namespaces:
         return list(cmd)
@@ -137,7 +142,8 @@ def command(cmd: list[str], private_tmp: str | None) -> list[str]:
         return [*namespaces, *cmd]
     folders = [private_tmp, *writable_caches()]
     rw = [arg for folder in folders for arg in ("--rw", folder)]
-    return [*namespaces, sys.executable, *CONFINE, *rw, "--", *cmd]
+    caged = ["--cgroup", cage] if cage else []
+    return [*namespaces, sys.executable, *CONFINE, *caged, *rw, "--", *cmd]
 
 
 def prefix() -> list[str]:
@@ -149,10 +155,13 @@ def confines_files() -> bool:
     return _prefix()[1]
 
 
-def describe() -> str:
+def describe(memory_limited: bool = False) -> str:
     """What confines candidates on this machine, for every result: 'network, PID and /proc namespaces, ...' or
-    'none: why'."""
-    return _prefix()[2]
+    'none: why'; memory_limited (the cpu target's workers): how their memory limit holds."""
+    made = _prefix()[2]
+    if memory_limited and confines_files():
+        return f"{made}; {cgroup.describe()}"
+    return made
 
 
 def scrubbed(env: Mapping[str, str]) -> dict[str, str]:

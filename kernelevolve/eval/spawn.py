@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from kernelevolve.eval import sandbox
+from kernelevolve.eval import cgroup, sandbox
 
 PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])
 
@@ -35,29 +35,53 @@ def child_env(extra: Mapping[str, str]) -> dict[str, str]:
     return env
 
 
-def start(cmd: Sequence[str], *, sandboxed: bool = False, **popen: Any) -> subprocess.Popen:
+def start(cmd: Sequence[str], *, sandboxed: bool = False, memory_limit: int = 0, **popen: Any) -> subprocess.Popen:
     """Popen in a new session: the child leads a process group of its own, which kill_group kills whole.
     sandboxed: in the candidate's sandbox (eval/sandbox.py), where this machine can make it, with a private
     temporary folder as its TMPDIR (the only folder of its own it may write where the file system is confined),
-    removed when the child is reaped or forgotten."""
-    private_tmp = None
+    and, given memory_limit, in a memory cgroup of that size over its whole process tree (eval/cgroup.py, where
+    this machine has one); both are removed when the child is reaped (`release`) or forgotten."""
+    private_tmp, cage = None, None
     if sandboxed and sandbox.confines_files():
         private_tmp = tempfile.mkdtemp(prefix="kernelevolve-candidate-")
         env = dict(popen.get("env") if popen.get("env") is not None else os.environ)
         env.update({name: private_tmp for name in ("TMPDIR", "TMP", "TEMP")})
         env["TORCHINDUCTOR_CACHE_DIR"] = sandbox.inductor_cache()  # shared, as outside the sandbox
         popen["env"] = env
-    full = sandbox.command(list(cmd), private_tmp) if sandboxed else list(cmd)
+        if memory_limit > 0 and cgroup.available():
+            try:
+                cage = cgroup.MemoryCage(memory_limit)
+            except OSError:
+                cage = None  # the per-process cap still holds (eval/worker/main.py)
+    folder = str(cage.folder) if cage else None
+    full = sandbox.command(list(cmd), private_tmp, folder) if sandboxed else list(cmd)
     try:
         proc = subprocess.Popen(full, start_new_session=True, **popen)
     except BaseException:
-        if private_tmp:
-            shutil.rmtree(private_tmp, ignore_errors=True)
+        _release(private_tmp, cage)
         raise
-    if private_tmp:
-        weakref.finalize(proc, shutil.rmtree, private_tmp, True)
-        proc.private_tmp = private_tmp  # type: ignore[attr-defined]
+    proc.private_tmp, proc.memory_cage = private_tmp, cage  # type: ignore[attr-defined]
+    if private_tmp or cage:
+        weakref.finalize(proc, _release, private_tmp, cage)
     return proc
+
+
+def _release(private_tmp: str | None, cage: cgroup.MemoryCage | None) -> None:
+    if private_tmp:
+        shutil.rmtree(private_tmp, ignore_errors=True)
+    if cage is not None:
+        cage.remove()
+
+
+def release(proc: subprocess.Popen) -> None:
+    """Remove a reaped child's private folder and memory cgroup."""
+    _release(getattr(proc, "private_tmp", None), getattr(proc, "memory_cage", None))
+
+
+def out_of_memory(proc: subprocess.Popen) -> bool:
+    """Whether the kernel killed a process of the child's memory cgroup for exceeding it (before `release`)."""
+    cage = getattr(proc, "memory_cage", None)
+    return cage is not None and cage.oom_killed()
 
 
 def kill_group(proc: subprocess.Popen) -> int:
@@ -67,9 +91,7 @@ def kill_group(proc: subprocess.Popen) -> int:
     except (ProcessLookupError, PermissionError):
         pass
     code = proc.wait()
-    private_tmp = getattr(proc, "private_tmp", None)
-    if private_tmp:
-        shutil.rmtree(private_tmp, ignore_errors=True)
+    release(proc)
     return code
 
 
@@ -86,5 +108,5 @@ def run(cmd: Sequence[str], *, timeout_s: float, env: Mapping[str, str]) -> subp
         except BaseException:  # interrupted while waiting: leave nothing running
             kill_group(proc)
             raise
-    shutil.rmtree(getattr(proc, "private_tmp", None) or "", ignore_errors=True)
+    release(proc)
     return subprocess.CompletedProcess(list(cmd), proc.returncode, out, err)

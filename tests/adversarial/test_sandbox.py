@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from kernelevolve.eval import sandbox
+from kernelevolve.eval import cgroup, sandbox
 from kernelevolve.eval.evaluator import Evaluator
 from kernelevolve.problem.problem import load_problem
 from kernelevolve.result import Status
@@ -57,7 +57,7 @@ def listening():
 
 def test_every_result_says_what_confines_candidates(cpu_evaluator):
     result = cpu_evaluator.evaluate(load_problem(RELU), FIXTURES / "candidates" / "relu_ok.py", trials=1)
-    assert result.sandbox == sandbox.describe() and result.sandbox
+    assert result.sandbox == sandbox.describe(memory_limited=True) and result.sandbox
 
 
 @pytest.mark.skipif(not sandbox.prefix(), reason=f"no sandbox on this machine: {sandbox.describe()}")
@@ -151,3 +151,52 @@ def test_eval_says_when_nothing_confines_candidates():
     )
     assert p.returncode == 0, p.stderr
     assert "sandbox: none: KERNELEVOLVE_SANDBOX=off" in p.stdout
+
+
+FORKS_AND_ALLOCATES = """
+import os, signal, time
+import torch
+import torch.nn as nn
+
+children = []
+for _ in range(5):  # each under the per-process cap; together over the limit
+    pid = os.fork()
+    if pid == 0:
+        block = bytearray(300 * 2**20)
+        for i in range(0, len(block), 4096):
+            block[i] = 1
+        time.sleep(3)
+        os._exit(0)
+    children.append(pid)
+statuses = [os.waitpid(pid, 0)[1] for pid in children]
+killed = sum(os.WIFSIGNALED(s) and os.WTERMSIG(s) == signal.SIGKILL for s in statuses)
+print(f"PROBE killed={killed}", flush=True)
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        return torch.relu(x)
+"""
+
+
+@pytest.mark.skipif(
+    not (sandbox.confines_files() and cgroup.available()), reason=f"no memory cgroup here: {cgroup.describe()}"
+)
+def test_the_memory_limit_holds_over_the_candidates_whole_process_tree(tmp_path):
+    """Five forked children of 300 MB each under a 1.5 GiB limit: each is under the per-process cap, together they
+    are not, so the kernel kills within the worker's cgroup (a child, or the worker, then said in the reason)."""
+    candidate = tmp_path / "forks.py"
+    candidate.write_text(FORKS_AND_ALLOCATES)
+    limit = 3 * 2**29
+    root = cgroup._root()[0]
+    before = set(root.glob(f"kernelevolve-{os.getpid()}-*"))  # a shared evaluator's spare worker has one
+    with Evaluator("cpu", timeout_s=120, memory_limit=limit) as ev:
+        result = ev.evaluate(load_problem(RELU), candidate, trials=1, timed=False)
+    if result.status is Status.CRASHED:
+        assert "out of memory: the candidate's processes together exceeded the 1.5 GiB" in result.reason
+    else:
+        assert "PROBE killed=" in result.log_tail, (result.status, result.reason, result.log_tail[-2000:])
+        killed = int(result.log_tail.split("PROBE killed=", 1)[1].split()[0])
+        assert killed >= 1, "five children held 1.5 GB together under a 1.5 GiB limit"
+    assert "a memory cgroup over its process tree" in result.sandbox
+    assert set(root.glob(f"kernelevolve-{os.getpid()}-*")) <= before, "a worker's cgroup was left behind"

@@ -16,16 +16,16 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from kernelevolve.report.data import answer_counts  # noqa: E402
 from kernelevolve.store.store import Store  # noqa: E402
 
 
 def report(store: Store, run_id: str) -> dict[str, Any]:
     run = store.get_run(run_id)
     nodes = store.nodes(run_id)
-    calls = [c for c in store.llm_calls(run_id) if c["outcome"] != "pending"]
-    answered = [c for c in calls if c["outcome"] != "error"]
-    llm_nodes = [n for n in nodes if n.operator.startswith("llm")]
-    evaluated = [n for n in llm_nodes if not (n.status == "rejected" and _unusable(store, n.id))]
+    calls = store.llm_calls(run_id)
+    counts = answer_counts(nodes, calls)  # the run report's own account of the answers
+    answered = [c for c in calls if c["outcome"] not in ("pending", "error")]
     first = next((n.step for n in nodes if n.correct), None)
     best, trajectory = None, []
     for n in nodes:
@@ -38,23 +38,18 @@ def report(store: Store, run_id: str) -> dict[str, Any]:
         "problem": Path(run.problem_path).parent.name,
         "status": run.status,
         "nodes": len(nodes),
-        "llm_calls": len(calls),
+        "llm_calls": counts["calls"],
         "first_correct_step": first,
         "best_fitness": best,
-        "parsed": _share(len(answered) - sum(c["outcome"] == "unusable" for c in answered), len(answered)),
-        "compiled": _share(sum(n.status != "compile_error" for n in evaluated), len(evaluated)),
-        "correct": _share(sum(n.correct for n in evaluated), len(evaluated)),
-        "duplicates": sum(c["outcome"] == "duplicate" for c in calls),
+        "parsed": _share(counts["parsed"], counts["answered"]),
+        "compiled": _share(counts["compiled"], counts["evaluated"]),
+        "correct": _share(counts["correct"], counts["evaluated"]),
+        "duplicates": counts["duplicates"],
         "tokens_per_call": round(sum(tokens) / len(tokens)) if tokens else None,
         "prompt_tokens_per_call": round(sum(c["prompt_tokens"] for c in answered) / len(answered)) if answered else 0,
         "statuses": [n.status for n in nodes],
         "trajectory": trajectory,
     }
-
-
-def _unusable(store: Store, node_id: int) -> bool:
-    result = store.evaluation(node_id)
-    return bool(result and result.reason.startswith("unusable response"))
 
 
 def _share(k: int, n: int) -> str:

@@ -321,6 +321,12 @@ def test_bench_writes_its_report_beside_results_md_with_each_run_report(recorded
     assert json.loads((out / "results.json").read_text())["runs_dir"] == str(store.runs_dir.resolve())
     assert (out / "reports" / "transpose.html").is_file()
     assert '"report":"reports/transpose.html"' in (out / "report.html").read_text()
+    # One plotly for the folder's pages, loaded from beside them: each page stays small and opens offline.
+    shared = out / "reports" / "plotly.min.js"
+    assert shared.stat().st_size > 1_000_000
+    assert '<script src="plotly.min.js">' in (out / "reports" / "transpose.html").read_text()
+    assert '<script src="reports/plotly.min.js">' in (out / "report.html").read_text()
+    assert (out / "report.html").stat().st_size < shared.stat().st_size / 4
 
 
 def test_a_store_opened_read_only_refuses_writes_creates_nothing_and_sees_new_commits(tmp_path):

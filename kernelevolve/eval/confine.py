@@ -13,8 +13,8 @@ worker must write, then drop every capability and exec the worker (torch-free; s
 - /dev/shm becomes a private tmpfs, /proc/sys read-only.
 - Then `setpriv` clears the capability sets and sets no_new_privs: the candidate, root or not, cannot remount.
 
-Exit status 97 with a line on stderr when the root cannot be made read-only: the caller treats that as no
-file-system confinement and says so.
+Exit status 97 with a line on stderr when the root cannot be made read-only (or `setpriv` is missing): the probe
+in eval/sandbox.py then runs workers without this step, and every result says the file system is writable.
 """
 
 from __future__ import annotations

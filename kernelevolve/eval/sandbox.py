@@ -32,7 +32,6 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Mapping
-from pathlib import Path
 
 from kernelevolve.eval import cgroup
 from kernelevolve.platforms.base import cache_dir
@@ -104,11 +103,10 @@ def _probe_file_system(namespaces: tuple[str, ...]) -> tuple[bool, str]:
 
 
 def _python_env() -> dict[str, str]:
-    """The probe's environment: this package importable, as for the worker (eval/spawn.py)."""
-    root = str(Path(__file__).resolve().parents[2])
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
-    return env
+    """The probe's environment: the worker's (this package importable, credentials left out)."""
+    from kernelevolve.eval import spawn  # spawn starts processes in this sandbox: imported here, not above
+
+    return spawn.child_env({})
 
 
 def writable_caches() -> list[str]:

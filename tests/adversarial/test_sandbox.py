@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import socket
+import tempfile
 import time
 from pathlib import Path
 
@@ -130,14 +131,8 @@ def test_a_candidate_writes_nothing_outside_its_own_folders(tmp_path):
     assert {found[k] for k in targets} == {"Read-only file system"}, found
     assert store.read_text() == "the store" and problem.read_text() == RELU.read_text()
     assert not (node / "x.py").exists()
-    assert found["tmpdir"] != tempfile_root() and not os.path.exists(found["tmpdir"])
+    assert found["tmpdir"] != tempfile.gettempdir() and not os.path.exists(found["tmpdir"])  # its own, removed
     assert "read-only file system" in result.sandbox
-
-
-def tempfile_root() -> str:
-    import tempfile
-
-    return tempfile.gettempdir()
 
 
 def test_eval_says_when_nothing_confines_candidates():

@@ -1,15 +1,14 @@
-"""Extension builds and the deadlines: a build killed by the evaluator leaves nothing a later build trips on (a
-stale torch `lock` is cleared, partial objects are rebuilt), builds run against their own deadline
-(--compile-timeout), and a result that depends on the machine (timeout, crashed) is never reused as a verdict.
+"""Extension builds and the deadlines: the harness builds a candidate's extensions in a step of its own
+(eval/builds.py), once per key, into a folder it renames into place only when complete, so a build killed by its
+deadline leaves nothing a later build waits on or loads; builds run against their own deadline (--compile-timeout);
+and a result that depends on the machine (timeout, crashed) is never reused as a verdict.
 
 The C++ here is one function with no torch headers: it builds in about half a second. A slow build is simulated by
 a compiler wrapper (CXX) that writes a partial object, then sleeps, then compiles."""
 
 from __future__ import annotations
 
-import fcntl
 import json
-import os
 import subprocess
 import sys
 import threading
@@ -18,9 +17,10 @@ from pathlib import Path
 
 import pytest
 
+from kernelevolve.eval.builds import STAGING, BuildService
 from kernelevolve.eval.evaluator import Evaluator
 from kernelevolve.platforms import extension_cache
-from kernelevolve.platforms.extension_cache import BUILD_LOCK, TORCH_LOCK, exclusive_build
+from kernelevolve.platforms.extension_cache import BUILT, key, request_of
 from kernelevolve.result import EvalResult, Status
 from kernelevolve.search import session
 from kernelevolve.search.session import Limits, RunSpec
@@ -73,52 +73,71 @@ def _slow_cxx(folder: Path, sleep: float, monkeypatch) -> None:
 
 
 def _build_folders(cache: Path) -> list[Path]:
-    return sorted(p for p in (cache / "extensions").iterdir() if p.is_dir())
+    """The complete builds (the service's locks and staging folders are hidden)."""
+    return sorted(p for p in (cache / "extensions").iterdir() if p.is_dir() and not p.name.startswith("."))
 
 
-# ---- the stale lock ----
-
-
-def test_a_lock_without_a_live_holder_is_cleared_with_what_its_build_left(tmp_path):
-    folder = tmp_path / "build"
-    (folder / "sub").mkdir(parents=True)
-    (folder / TORCH_LOCK).write_text("")
-    (folder / "main.o").write_text("partial object")
-    with exclusive_build(folder, "x"):
-        assert sorted(p.name for p in folder.iterdir()) == [BUILD_LOCK]
-        assert (folder / BUILD_LOCK).read_text().strip() == str(os.getpid())
-
-
-def test_a_live_builder_is_waited_for_and_its_files_kept(tmp_path):
-    """The flock's holder is alive: its `lock` is a build in progress, which is waited for, never cleared."""
-    folder = tmp_path / "build"
-    folder.mkdir()
-    held, done = threading.Event(), []
-
-    def builder() -> None:
-        fd = os.open(folder / BUILD_LOCK, os.O_RDWR | os.O_CREAT)
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        (folder / TORCH_LOCK).write_text("")
-        held.set()
-        time.sleep(0.5)
-        (folder / "main.o").write_text("object")
-        (folder / TORCH_LOCK).unlink()  # torch releases its baton, then the flock goes
-        done.append(time.monotonic())
-        os.close(fd)
-
-    thread = threading.Thread(target=builder)
-    thread.start()
-    held.wait(5)
-    with exclusive_build(folder, "x"):
-        assert done and time.monotonic() >= done[0]
-        assert (folder / "main.o").read_text() == "object"
-    thread.join()
-
-
-def _build_standalone(folder: Path, root: Path) -> tuple[str, str]:
-    """MAIN_CPP built as an executable through the wrapped `load` in a fresh process (the wrapper stays out of
-    this one); returns the executable and the builds the stage report was told of."""
+def _main_request(folder: Path) -> dict:
     cpp = folder / "main.cpp"
+    cpp.write_text(MAIN_CPP)
+    return request_of(
+        "load", {"name": "ke_main", "sources": [str(cpp)], "is_python_module": False, "is_standalone": True}
+    )
+
+
+# ---- the build service ----
+
+
+def test_the_service_builds_a_request_once_into_the_folder_of_its_key(tmp_path):
+    """A complete build is renamed into place under its key, with the marker that says so; asked again (two at once
+    too), the service answers with that folder and builds nothing."""
+    service = BuildService(root=tmp_path / "extensions", timeout_s=60)
+    request = _main_request(tmp_path)
+    replies: list[dict] = []
+    threads = [threading.Thread(target=lambda: replies.append(service.build(request))) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert [r["ok"] for r in replies] == [True, True], replies
+    folder = tmp_path / "extensions" / key(request)
+    assert {r["folder"] for r in replies} == {str(folder)} and (folder / BUILT).is_file()
+    made = (folder / BUILT).stat().st_mtime_ns
+    assert service.build(request) == {"ok": True, "folder": str(folder)}
+    assert (folder / BUILT).stat().st_mtime_ns == made
+    exe = extension_cache.load_built(request, folder)
+    assert subprocess.run([exe], capture_output=True, text=True, timeout=10).stdout == "built\n"
+    assert not list((tmp_path / "extensions" / STAGING).iterdir())
+
+
+def test_a_failed_build_says_what_the_compiler_said_and_leaves_nothing(tmp_path):
+    service = BuildService(root=tmp_path / "extensions", timeout_s=60)
+    cpp = tmp_path / "broken.cpp"
+    cpp.write_text("int main() { return undeclared_name; }\n")
+    request = request_of(
+        "load", {"name": "ke_broken", "sources": [str(cpp)], "is_python_module": False, "is_standalone": True}
+    )
+    reply = service.build(request)
+    assert not reply["ok"] and "undeclared_name" in reply["log"], reply
+    assert _build_folders(tmp_path) == [] and not list((tmp_path / "extensions" / STAGING).iterdir())
+    assert service.build({"kind": "load"}) == {"ok": False, "log": "malformed build request: 'kwargs'"}
+
+
+def test_a_build_past_its_deadline_is_killed_and_leaves_nothing(tmp_path, monkeypatch):
+    _slow_cxx(tmp_path, 60, monkeypatch)
+    service = BuildService(root=tmp_path / "extensions", timeout_s=2)
+    t0 = time.monotonic()
+    reply = service.build(_main_request(tmp_path))
+    assert time.monotonic() - t0 < 20
+    assert not reply["ok"] and "the build of ke_main ran past 2 s" in reply["log"]
+    assert _build_folders(tmp_path) == [] and not list((tmp_path / "extensions" / STAGING).iterdir())
+
+
+def test_without_a_build_service_the_wrapped_load_builds_privately(tmp_path):
+    """A script that installs the wrapper itself has no service: the build goes to a private folder, never into the
+    cache, and the stage report hears of its start and end."""
+    root = tmp_path / "extensions"
+    cpp = tmp_path / "main.cpp"
     cpp.write_text(MAIN_CPP)
     script = "\n".join(
         [
@@ -136,22 +155,7 @@ def _build_standalone(folder: Path, root: Path) -> tuple[str, str]:
     p = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
     assert p.returncode == 0, p.stderr
     exe, seen = p.stdout.strip().splitlines()[-2:]
-    return exe, seen
-
-
-def test_a_build_left_locked_by_a_dead_builder_is_redone_quickly(tmp_path):
-    """torch's FileBaton would wait on the `lock` for ever; the wrapped load clears it and rebuilds, and the stage
-    report hears of the build's start and end."""
-    root = tmp_path / "extensions"
-    exe, seen = _build_standalone(tmp_path, root)
-    assert seen == "['ke_main', None]"
-    (folder,) = [p for p in root.iterdir() if p.is_dir()]
-    (folder / TORCH_LOCK).write_text("")  # a build killed part-way: its lock, a truncated binary
-    Path(exe).write_bytes(b"\x7fELF partial")
-    t0 = time.monotonic()
-    exe, _ = _build_standalone(tmp_path, root)
-    assert time.monotonic() - t0 < 30
-    assert not (folder / TORCH_LOCK).exists()
+    assert seen == "['ke_main', None]" and not root.exists()
     assert subprocess.run([exe], capture_output=True, text=True, timeout=10).stdout == "built\n"
     assert extension_cache.is_build_stage(extension_cache.build_stage("ke_main"))
     assert not extension_cache.is_build_stage("compile")
@@ -161,11 +165,12 @@ def test_a_build_left_locked_by_a_dead_builder_is_redone_quickly(tmp_path):
 
 
 def test_a_build_killed_at_its_deadline_says_so_and_poisons_nothing(tmp_path, cache, monkeypatch, relu_problem):
-    """`eval --compile-timeout` kills a build at the compile deadline; the reason names it and the way out. The next
-    evaluation of the same source neither waits on the dead build's lock nor loads its partial object."""
+    """`eval --compile-timeout` kills a build at the compile deadline; the reason names it and the way out. The dead
+    build left no folder under its key, so the next evaluation of the same source builds afresh, without waiting."""
     cand = _candidate(tmp_path)
     _slow_cxx(tmp_path, 60, monkeypatch)
     args = [str(relu_problem.path), str(cand), "--target", "cpu", "--json", "--trials", "1", "--compile-timeout", "2"]
+    t0 = time.monotonic()
     p = subprocess.run(
         [sys.executable, "-m", "kernelevolve", "eval", *args], capture_output=True, text=True, timeout=120
     )
@@ -174,8 +179,8 @@ def test_a_build_killed_at_its_deadline_says_so_and_poisons_nothing(tmp_path, ca
     assert killed["status"] == "timeout", killed
     assert "during extension build ke_noop: compiling ran past 2 s" in killed["reason"]
     assert "raise --compile-timeout" in killed["reason"]
-    (folder,) = _build_folders(cache)
-    assert (folder / TORCH_LOCK).exists() and (folder / "noop.o").read_text() == "partial object\n"
+    assert time.monotonic() - t0 < 60  # the killed worker's build step died with it: eval did not wait for it
+    assert _build_folders(cache) == []
 
     monkeypatch.delenv("CXX")
     with Evaluator("cpu", timeout_s=60) as ev:
@@ -184,7 +189,8 @@ def test_a_build_killed_at_its_deadline_says_so_and_poisons_nothing(tmp_path, ca
         elapsed = time.monotonic() - t0 - again.stages.get("worker_start", 0.0)
     assert again.status is Status.OK, (again.reason, again.log_tail)
     assert elapsed < 30
-    assert not (folder / TORCH_LOCK).exists() and "removed the lock of a build that never finished" in again.log_tail
+    (folder,) = _build_folders(cache)
+    assert (folder / BUILT).is_file() and not list((cache / "extensions" / STAGING).iterdir())
 
 
 def test_a_build_slower_than_the_candidate_deadline_is_not_cut(tmp_path, cache, monkeypatch, relu_problem):

@@ -59,6 +59,6 @@ def test_peaks_measured_once_and_cached(tmp_path, monkeypatch):
     monkeypatch.setenv("KERNELEVOLVE_CACHE", str(tmp_path))
     first = peaks_mod.peaks(torch.device("cpu"))
     assert first.bandwidth_gbs > 0.1 and first.fp32_tflops > 0
-    assert (tmp_path / "peaks.json").is_file()
+    assert (tmp_path / "peaks" / "peaks.json").is_file()
     monkeypatch.setattr(peaks_mod, "measure", lambda device: pytest.fail("measured twice"))
     assert peaks_mod.peaks(torch.device("cpu")) == first

@@ -299,12 +299,13 @@ def test_gpu_facts_from_a_probe_state_the_measured_peaks_and_the_name_once(tmp_p
     monkeypatch.setenv("KERNELEVOLVE_CACHE", str(tmp_path))
     measured = {"device": "NVIDIA H200", "bandwidth_gbs": 4215.0, "fp32_tflops": 51.0, "half_tflops": 792.8}
     measured |= {"datasheet": [4800.0, 67.0, 989.0], "torch_version": "2.11.0+cu130"}
-    (tmp_path / "peaks.json").write_text(json.dumps({"NVIDIA H200|2.11.0+cu130": measured}))
+    (tmp_path / "peaks").mkdir()
+    (tmp_path / "peaks" / "peaks.json").write_text(json.dumps({"NVIDIA H200|2.11.0+cu130": measured}))
     assert peaks_module.cached("NVIDIA H200", "2.11.0").bandwidth_gbs == 4215.0  # the package's version
     assert peaks_module.cached("NVIDIA H200", "2.10.0") is None
     # the facts ask by the installed package's version: this machine's torch, built for CUDA as on the H200
     here = importlib.metadata.version("torch").split("+")[0]
-    (tmp_path / "peaks.json").write_text(json.dumps({f"NVIDIA H200|{here}+cu130": measured}))
+    (tmp_path / "peaks" / "peaks.json").write_text(json.dumps({f"NVIDIA H200|{here}+cu130": measured}))
     probe = {k: v for k, v in H200.to_dict().items() if k in ("name", "capability", "sm_count", "l2_bytes")}
     probe |= {"cuda": "13.0"}
     monkeypatch.setattr(facts_module, "device_present", lambda target: True)

@@ -9,7 +9,8 @@ worker must write, then drop every capability and exec the worker (torch-free; s
 - Every mount this process sees becomes read-only in its own mount namespace (the store, the run directories, the
   problem files, the package), except /dev (device nodes, the GPU's among them) and this namespace's /proc.
 - Each `--rw` folder is bound onto itself first, so it stays writable: the worker's private temporary folder and
-  the caches it fills (compiled extensions, Triton's and inductor's caches).
+  the caches it fills (the measured peaks, Triton's and inductor's caches); or, for the harness's build step,
+  its staging folder.
 - /dev/shm becomes a private tmpfs, /proc/sys read-only.
 - Then `setpriv` clears the capability sets and sets no_new_privs: the candidate, root or not, cannot remount.
 

@@ -25,6 +25,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from kernelevolve.eval import sandbox, spawn
+from kernelevolve.eval.builds import BuildService, Channel
 from kernelevolve.eval.job import EvalJob, EvalOptions
 from kernelevolve.eval.spawn import DEVICE_ENV, LIFELINE_ENV, MEMORY_LIMIT_ENV, RESULT_FD_ENV
 from kernelevolve.platforms import get_platform
@@ -48,7 +49,9 @@ def default_memory_limit() -> int:
 class WorkerProcess:
     """A started worker: its process group, its event pipe and its log."""
 
-    def __init__(self, target: str, memory_limit: int | None = None, device_index: int = 0):
+    def __init__(
+        self, target: str, memory_limit: int | None = None, device_index: int = 0, build_timeout_s: float = 600.0
+    ):
         platform = get_platform(target)
         self.started = time.monotonic()
         self.log = tempfile.TemporaryFile()
@@ -60,6 +63,9 @@ class WorkerProcess:
         env[RESULT_FD_ENV] = str(write_fd)
         env[LIFELINE_ENV] = str(life_read)
         env["PYTHONUNBUFFERED"] = "1"
+        # Its C++/CUDA extensions are built by the harness, in a step of its own (eval/builds.py).
+        builds = Channel(BuildService(timeout_s=build_timeout_s, env=platform.worker_env()))
+        env.update(builds.child_env())
         # The compile baseline compiles in the worker itself: inductor's subprocess pool would start a timer
         # thread at an unpredictable moment, which the threads check would blame on the candidate.
         env["TORCHINDUCTOR_COMPILE_THREADS"] = "1"
@@ -70,16 +76,21 @@ class WorkerProcess:
             limit = default_memory_limit() if memory_limit is None else memory_limit
             env[MEMORY_LIMIT_ENV] = str(limit)
         self.memory_limit = limit
-        self.proc = spawn.start(  # its own process group, killed whole, in the candidate's namespaces
-            [sys.executable, "-m", "kernelevolve.eval.worker"],
-            sandboxed=True,
-            memory_limit=limit,  # over its whole process tree, where a memory cgroup can be made
-            stdin=subprocess.PIPE,
-            stdout=self.log,
-            stderr=subprocess.STDOUT,
-            pass_fds=(write_fd, life_read),
-            env=env,
-        )
+        try:
+            self.proc = spawn.start(  # its own process group, killed whole, in the candidate's namespaces
+                [sys.executable, "-m", "kernelevolve.eval.worker"],
+                sandboxed=True,
+                memory_limit=limit,  # over its whole process tree, where a memory cgroup can be made
+                stdin=subprocess.PIPE,
+                stdout=self.log,
+                stderr=subprocess.STDOUT,
+                pass_fds=(write_fd, life_read, *builds.child_fds()),
+                env=env,
+            )
+        except BaseException:
+            builds.close()
+            raise
+        builds.serve(alive=lambda: self.proc.poll() is None)
         os.close(write_fd)
         os.close(life_read)
         self._events = os.fdopen(read_fd, "rb", buffering=0)
@@ -182,11 +193,14 @@ class Evaluator:
             if worker.proc.poll() is None:
                 return worker
             worker.kill()
-        return WorkerProcess(self.target, self.memory_limit, self.device_index)
+        return self._new_worker()
+
+    def _new_worker(self) -> WorkerProcess:
+        return WorkerProcess(self.target, self.memory_limit, self.device_index, self.compile_timeout_s)
 
     def _top_up(self) -> None:
         while not self._closed and len(self._spares) < self.spares:
-            self._spares.append(WorkerProcess(self.target, self.memory_limit, self.device_index))
+            self._spares.append(self._new_worker())
 
     def evaluate(
         self,
@@ -247,7 +261,7 @@ class Evaluator:
             timed=False,
             build_only=True,
         )
-        worker = WorkerProcess(self.target, self.memory_limit, self.device_index)
+        worker = self._new_worker()
         self._busy.add(worker)
         try:
             return self._run(worker, job)

@@ -8,14 +8,14 @@
 - **Nothing written outside its own folders**: in its own mount namespace every mount is read-only (the store,
   the run directories, the problem files, the package: eval/confine.py), except a private temporary folder made
   for each process (its TMPDIR, removed when it is reaped), a private /dev/shm, and the caches the worker fills
-  (compiled extensions, Triton's and inductor's caches). Its capabilities are dropped, so it cannot remount.
+  (the measured peaks, Triton's and inductor's caches). Compiled extensions are read-only: the harness builds
+  them in a step of its own (eval/builds.py). Its capabilities are dropped, so it cannot remount.
 - **No secrets**: environment variables that look like credentials (API keys, tokens, passwords) are not passed.
 
 - **One memory limit over its process tree** (cpu target): a memory cgroup per worker (eval/cgroup.py) where this
   machine lets us make one; the worker also caps each process's address space.
 
-Not yet: the caches are writable, and so shared between candidates (item 3 of issue 19: harness-owned builds);
-everything stays readable.
+Not yet: Triton's and inductor's caches are writable, and so shared between candidates; everything stays readable.
 As root the namespaces are made directly; otherwise inside a user namespace. Where they cannot be made (no
 `unshare`, user namespaces disabled), the worker runs without them, and where the file system cannot be made
 read-only it runs writable; every result says which (`sandbox`). `KERNELEVOLVE_SANDBOX=off` turns it all off.
@@ -34,7 +34,7 @@ import tempfile
 from collections.abc import Mapping
 
 from kernelevolve.eval import cgroup
-from kernelevolve.platforms.base import cache_dir
+from kernelevolve.platforms.peaks import peaks_dir
 
 OFF_ENV = "KERNELEVOLVE_SANDBOX"
 NAMESPACES = ["--net", "--pid", "--fork", "--kill-child", "--mount-proc"]
@@ -110,9 +110,10 @@ def _python_env() -> dict[str, str]:
 
 
 def writable_caches() -> list[str]:
-    """The folders a worker fills and later workers read: compiled extensions and measured peaks, Triton's cache
-    and inductor's (made here so that they can be bound writable)."""
-    folders = [str(cache_dir()), inductor_cache()]
+    """The folders a worker fills and later workers read: the measured peaks, Triton's cache and inductor's (made
+    here so that they can be bound writable). Compiled extensions are not among them: the harness builds those
+    (eval/builds.py) and candidates only load them."""
+    folders = [str(peaks_dir()), inductor_cache()]
     triton_home = os.environ.get("TRITON_HOME") or os.path.expanduser("~")
     folders.append(os.environ.get("TRITON_CACHE_DIR") or os.path.join(triton_home, ".triton"))
     for folder in folders:
@@ -129,16 +130,18 @@ def inductor_cache() -> str:
     return os.environ.get("TORCHINDUCTOR_CACHE_DIR") or os.path.join(tempfile.gettempdir(), f"torchinductor_{user}")
 
 
-def command(cmd: list[str], private_tmp: str | None, cage: str | None = None) -> list[str]:
+def command(
+    cmd: list[str], private_tmp: str | None, cage: str | None = None, writable: list[str] | None = None
+) -> list[str]:
     """`cmd` in the sandbox: its namespaces, and where the file system can be confined, read-only but for
-    private_tmp and the caches, in the memory cgroup `cage` (eval/cgroup.py) if given (cmd as it is where there is
-    no sandbox)."""
+    private_tmp and `writable` (default: the caches a worker fills), in the memory cgroup `cage` (eval/cgroup.py)
+    if given (cmd as it is where there is no sandbox)."""
     namespaces, confined, _ = _prefix()
     if not namespaces:
         return list(cmd)
     if not confined or private_tmp is None:
         return [*namespaces, *cmd]
-    folders = [private_tmp, *writable_caches()]
+    folders = [private_tmp, *(writable_caches() if writable is None else writable)]
     rw = [arg for folder in folders for arg in ("--rw", folder)]
     caged = ["--cgroup", cage] if cage else []
     return [*namespaces, sys.executable, *CONFINE, *caged, *rw, "--", *cmd]

@@ -11,7 +11,7 @@ import signal
 import subprocess
 import tempfile
 import weakref
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -35,12 +35,20 @@ def child_env(extra: Mapping[str, str]) -> dict[str, str]:
     return env
 
 
-def start(cmd: Sequence[str], *, sandboxed: bool = False, memory_limit: int = 0, **popen: Any) -> subprocess.Popen:
+def start(
+    cmd: Sequence[str],
+    *,
+    sandboxed: bool = False,
+    memory_limit: int = 0,
+    writable: list[str] | None = None,
+    **popen: Any,
+) -> subprocess.Popen:
     """Popen in a new session: the child leads a process group of its own, which kill_group kills whole.
     sandboxed: in the candidate's sandbox (eval/sandbox.py), where this machine can make it, with a private
     temporary folder as its TMPDIR (the only folder of its own it may write where the file system is confined),
     and, given memory_limit, in a memory cgroup of that size over its whole process tree (eval/cgroup.py, where
-    this machine has one); both are removed when the child is reaped (`release`) or forgotten."""
+    this machine has one); both are removed when the child is reaped (`release`) or forgotten. writable: the
+    folders it may write besides its own (default: the caches a worker fills, eval/sandbox.py)."""
     private_tmp, cage = None, None
     if sandboxed and sandbox.confines_files():
         private_tmp = tempfile.mkdtemp(prefix="kernelevolve-candidate-")
@@ -54,7 +62,7 @@ def start(cmd: Sequence[str], *, sandboxed: bool = False, memory_limit: int = 0,
             except OSError:
                 cage = None  # the per-process cap still holds (eval/worker/main.py)
     folder = str(cage.folder) if cage else None
-    full = sandbox.command(list(cmd), private_tmp, folder) if sandboxed else list(cmd)
+    full = sandbox.command(list(cmd), private_tmp, folder, writable) if sandboxed else list(cmd)
     try:
         proc = subprocess.Popen(full, start_new_session=True, **popen)
     except BaseException:
@@ -95,12 +103,22 @@ def kill_group(proc: subprocess.Popen) -> int:
     return code
 
 
-def run(cmd: Sequence[str], *, timeout_s: float, env: Mapping[str, str]) -> subprocess.CompletedProcess | None:
+def run(
+    cmd: Sequence[str],
+    *,
+    timeout_s: float,
+    env: Mapping[str, str],
+    pass_fds: Sequence[int] = (),
+    on_start: Callable[[subprocess.Popen], None] | None = None,
+) -> subprocess.CompletedProcess | None:
     """Run to completion, stdout and stderr captured as text; None when it ran past timeout_s, by then with its
     whole process group killed. (subprocess.run's timeout kills the child alone, and a grandchild holding the
-    pipes would keep it waiting.)"""
-    with start(cmd, sandboxed=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env) as proc:
+    pipes would keep it waiting.) on_start: called with the started child (the build service's Channel.serve)."""
+    popen: dict[str, Any] = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE, "text": True, "env": env}
+    with start(cmd, sandboxed=True, pass_fds=tuple(pass_fds), **popen) as proc:
         try:
+            if on_start is not None:
+                on_start(proc)
             out, err = proc.communicate(timeout=timeout_s)
         except subprocess.TimeoutExpired:
             kill_group(proc)

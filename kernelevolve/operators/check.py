@@ -8,11 +8,13 @@ compile errors show in the evaluation, not here.
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 from kernelevolve.eval import spawn
+from kernelevolve.eval.builds import BuildService, Channel
 from kernelevolve.platforms import get_platform
 
 
@@ -21,8 +23,19 @@ def fast_check(source: str, target: str, timeout_s: float = 180.0) -> str:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "kernel.py"
         path.write_text(source)
-        env = spawn.child_env(get_platform(target).worker_env())
-        p = spawn.run([sys.executable, "-m", "kernelevolve.operators.check", str(path)], timeout_s=timeout_s, env=env)
+        platform_env = get_platform(target).worker_env()
+        builds = Channel(BuildService(timeout_s=timeout_s, env=platform_env))  # its extensions: built by the harness
+        env = {**spawn.child_env(platform_env), **builds.child_env()}
+        cmd = [sys.executable, "-m", "kernelevolve.operators.check", str(path)]
+
+        def serve(proc: subprocess.Popen) -> None:
+            builds.serve(alive=lambda: proc.poll() is None)
+
+        try:
+            p = spawn.run(cmd, timeout_s=timeout_s, env=env, pass_fds=builds.child_fds(), on_start=serve)
+        except BaseException:
+            builds.close()
+            raise
         if p is None:
             return f"check failed: importing the file took more than {timeout_s:g} s"
         lines = [ln for ln in p.stdout.splitlines() if ln.startswith("{")]
@@ -36,7 +49,7 @@ def _main(path: str) -> None:
     from kernelevolve.eval.worker.candidate import CandidateLoadError, detect_languages, load_candidate
     from kernelevolve.platforms import extension_cache
 
-    extension_cache.install()
+    extension_cache.install(channel=extension_cache.take_channel())
     source = Path(path).read_text()
     try:
         load_candidate(path)

@@ -1,54 +1,50 @@
-"""Build C++/CUDA extensions once per source: `load_inline` and `load` get a build directory named by the
-hash of everything that affects the binary (name, sources, flags, torch version).
+"""C++/CUDA extensions are built by the harness, once per source, and only loaded by the candidate's process.
 
-Candidates that differ only in Python (a tuned constant passed at run time) share one build; candidates
-with different C++ never share, or race on, a build directory.
+`install` wraps `torch.utils.cpp_extension.load_inline` and `load` in the process that runs candidate code (the
+worker, the agent's fast check). A wrapped call builds nothing itself: it turns its arguments into a build request
+(`request_of`: the name, the C++/CUDA sources, the flags; the files `load` names are sent as their text), keyed by
+the hash of everything that affects the binary (`key`). The folder `extensions/KEY` under the cache holds that
+build once it is complete; it is made only by the parent's build service (eval/builds.py), which compiles in a
+process of its own where no candidate code runs, into a private staging folder, and renames the finished folder
+into place. In the candidate's sandbox the cache is read-only, so a candidate can neither replace a build other
+candidates load nor leave a half-built folder behind.
 
-A build killed part-way (the evaluator SIGKILLs a worker's process group at its deadline) leaves torch's `lock`
-file (torch.utils.file_baton.FileBaton) in its folder, and every later build there would wait on it for ever.
-Each build therefore first takes an flock on `BUILD_LOCK` in the folder, which the kernel releases when its
-holder dies: whoever holds it is the only live builder, so a `lock` found then has a dead holder. The folder is
-then emptied (a killed build's objects are rebuilt, never loaded) and the build starts afresh.
+Candidates that differ only in Python (a tuned constant passed at run time) share one build; candidates with
+different C++ never share, or race on, a build.
 """
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import functools
 import hashlib
+import importlib.metadata
+import importlib.util
+import inspect
 import json
 import os
-import shutil
-import sys
-import time
-from collections.abc import Callable, Iterator
+import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from kernelevolve.platforms.base import cache_dir
+from kernelevolve.platforms.peaks import public_version
 
-
-def _key(kind: str, args: tuple, kwargs: dict[str, Any]) -> str:
-    import torch
-
-    material = {"kind": kind, "args": args, "torch": torch.__version__}
-    material.update({k: v for k, v in kwargs.items() if k not in ("verbose", "build_directory")})
-    for k in ("sources",):  # `load` names files: hash their contents, not their paths
-        if k in material and isinstance(material[k], (list, tuple)):
-            material[k] = [Path(p).read_text() if Path(p).is_file() else p for p in material[k]]
-    blob = json.dumps(material, sort_keys=True, default=str).encode()
-    return hashlib.sha256(blob).hexdigest()[:20]
-
-
-BUILD_LOCK = ".kernelevolve-build.lock"  # the flock every build in a folder holds; never deleted
-TORCH_LOCK = "lock"  # torch's FileBaton: created at a build's start, removed at its end
+BUILT = ".kernelevolve-built"  # the last file the build service writes into a staging folder before the rename
+BUILD_FDS_ENV = "KERNELEVOLVE_BUILD_FDS"  # "REQUEST_FD,REPLY_FD": the pipes to the parent's build service
 
 # The stage report of the worker (eval/worker/harness.py): called with a build's name when it starts and with
 # None when it ends. The worker reports `extension build NAME` meanwhile, and the evaluator gives that stage the
 # compile deadline (--compile-timeout) instead of the candidate's.
 BuildReport = Callable[[str | None], None]
 BUILD_STAGE = "extension build"
+
+KINDS = ("load_inline", "load")
+_UNKEYED = ("verbose", "build_directory")  # neither changes the binary; the build service chooses the folder
+
+
+class BuildError(RuntimeError):
+    """The harness could not build the extension (the compiler's output is in the message)."""
 
 
 def build_stage(name: str) -> str:
@@ -59,77 +55,165 @@ def is_build_stage(stage: str) -> bool:
     return stage.startswith(BUILD_STAGE + " ")
 
 
-def _name(args: tuple, kwargs: dict[str, Any]) -> str:
-    return str(kwargs.get("name", args[0] if args else "extension"))
+def extensions_root() -> Path:
+    return cache_dir() / "extensions"
 
 
-def _clear(folder: Path, name: str) -> None:
-    """Empty a folder a killed build left, and make torch forget it built `name` in this process (it would skip
-    the build and load from the emptied folder)."""
-    for entry in folder.iterdir():
-        if entry.name == BUILD_LOCK:
-            continue
-        if entry.is_dir() and not entry.is_symlink():
-            shutil.rmtree(entry, ignore_errors=True)
-        else:
-            entry.unlink(missing_ok=True)
+def request_of(kind: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    """A wrapped call (its arguments by name) as a JSON-able build request: {"kind", "kwargs", "files"}; `load`'s
+    source files are carried as text (the build service writes them into its staging folder), since the caller's
+    files, in its private temporary folder perhaps, are not visible there."""
+    if kind not in KINDS:
+        raise ValueError(f"unknown extension call {kind!r}")
+    named = {k: v for k, v in arguments.items() if k not in _UNKEYED}
+    files: dict[str, str] = {}
+    if kind == "load":
+        sources = named.get("sources")
+        paths = [sources] if isinstance(sources, str) else list(sources or [])
+        for i, path in enumerate(paths):
+            base = f"{i}-{Path(path).name}"  # two sources of one base name stay two files
+            try:
+                files[base] = Path(path).read_text()
+            except (OSError, UnicodeDecodeError) as e:
+                raise BuildError(f"cannot read the extension source {path}: {e}") from e
+        named["sources"] = list(files)
+    for field in ("cpp_sources", "cuda_sources", "sycl_sources"):
+        if isinstance(named.get(field), str):
+            named[field] = [named[field]]
+    return {"kind": kind, "kwargs": json.loads(json.dumps(named, default=str)), "files": files}
+
+
+@functools.cache
+def _torch() -> tuple[str, str]:
+    """Which torch builds are for, torch-free (the parent asks too): its release and where it is installed."""
     try:
-        from torch.utils import cpp_extension
-
-        cpp_extension.JIT_EXTENSION_VERSIONER.entries.pop(name, None)
-    except AttributeError:  # a torch without the versioner: nothing remembered
-        pass
-
-
-@contextlib.contextmanager
-def exclusive_build(folder: Path, name: str) -> Iterator[None]:
-    """Hold the folder's build flock (waiting for a live builder to finish); clear what a dead one left."""
-    fd = os.open(folder / BUILD_LOCK, os.O_RDWR | os.O_CREAT, 0o644)  # not inherited by the compiler
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        stale = folder / TORCH_LOCK
-        if stale.exists():
-            age = time.time() - stale.stat().st_mtime
-            print(
-                f"[kernelevolve] {folder}: removed the lock of a build that never finished ({age:.0f} s old, no live "
-                "holder); rebuilding from scratch",
-                file=sys.stderr,
-                flush=True,
-            )
-            _clear(folder, name)
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)  # who builds now, for a person looking at the folder
-        yield
-    finally:
-        os.close(fd)  # releases the flock
+        release = public_version(importlib.metadata.version("torch"))
+    except importlib.metadata.PackageNotFoundError:
+        release = ""
+    spec = importlib.util.find_spec("torch")
+    return release, str(spec.origin if spec else "")
 
 
-def install(root: Path | None = None, report: BuildReport | None = None) -> None:
-    """Wrap torch.utils.cpp_extension.load_inline / load in this process (the worker, before the candidate).
+def key(request: dict[str, Any]) -> str:
+    """The build's name in the cache: the hash of the request and the torch it builds against."""
+    material = {**request, "torch": _torch()}
+    blob = json.dumps(material, sort_keys=True, default=str).encode()
+    return hashlib.sha256(blob).hexdigest()[:20]
 
-    report: told when each build starts (its name) and ends (None), so the evaluator can give builds the
-    compile deadline instead of the candidate's."""
+
+def built(root: Path, build_key: str) -> Path | None:
+    """The complete build of that key, or None."""
+    folder = root / build_key
+    return folder if (folder / BUILT).is_file() else None
+
+
+def load_built(request: dict[str, Any], folder: Path) -> Any:
+    """What torch's call would have returned, from the built folder: the module, the library's path (not a Python
+    module) or the executable's path (standalone)."""
     from torch.utils import cpp_extension
 
-    base = root or cache_dir() / "extensions"
-    for kind in ("load_inline", "load"):
+    kw = request["kwargs"]
+    name = kw["name"]
+    if kw.get("is_standalone"):
+        return cpp_extension._get_exec_path(name, str(folder))
+    return cpp_extension._import_module_from_library(name, str(folder), kw.get("is_python_module", True))
+
+
+def _cuda_arch() -> str:
+    """The GPU's compute capability ("9.0"), which the build step compiles for (TORCH_CUDA_ARCH_LIST) without
+    asking a GPU itself; the caller's own TORCH_CUDA_ARCH_LIST where set; "" without CUDA."""
+    import torch
+
+    chosen = os.environ.get("TORCH_CUDA_ARCH_LIST", "")
+    if chosen or not torch.cuda.is_available():
+        return chosen
+    major, minor = torch.cuda.get_device_capability()
+    return f"{major}.{minor}"
+
+
+Channel = tuple[int, int]  # (the descriptor requests go to, the one replies come from)
+
+
+def take_channel() -> Channel | None:
+    """The pipes to the build service this process was given, taken out of the environment (the processes it
+    starts do not inherit the descriptors, and must not find their numbers)."""
+    raw = os.environ.pop(BUILD_FDS_ENV, "")
+    try:
+        request_fd, reply_fd = (int(x) for x in raw.split(","))
+    except ValueError:
+        return None
+    return request_fd, reply_fd
+
+
+def _ask(channel: Channel, request: dict[str, Any]) -> dict[str, Any]:
+    """One request to the build service and its reply (one JSON line each way)."""
+    request_fd, reply_fd = channel
+    data = (json.dumps(request) + "\n").encode()
+    while data:
+        data = data[os.write(request_fd, data) :]
+    line = b""
+    while not line.endswith(b"\n"):
+        chunk = os.read(reply_fd, 65536)
+        if not chunk:
+            raise BuildError("the harness's build service went away before it answered")
+        line += chunk
+    return json.loads(line)
+
+
+def _build_here(request: dict[str, Any]) -> Path:
+    """No build service (a script that wraps torch itself): build in a private folder no other process loads."""
+    from kernelevolve.eval.worker import build as builder
+
+    folder = Path(tempfile.mkdtemp(prefix="kernelevolve-extension-"))
+    builder.build(request, folder)
+    return folder
+
+
+def install(root: Path | None = None, report: BuildReport | None = None, channel: Channel | None = None) -> None:
+    """Wrap torch.utils.cpp_extension.load_inline / load in this process (before any candidate code runs).
+
+    root: where complete builds are looked up (default: the cache's `extensions`). report: told when each build
+    starts (its name) and ends (None), so the evaluator can give builds the compile deadline. channel: the build
+    service's pipes (`take_channel`); without one, a build missing from the cache is made in a private folder."""
+    from torch.utils import cpp_extension
+
+    base = root or extensions_root()
+    names: dict[str, str] = {}  # name -> key of the build loaded under it in this process
+    here: dict[str, Path] = {}  # key -> folder, for builds made in this process (no build service)
+
+    def fetch(request: dict[str, Any]) -> Path:
+        kw = request["kwargs"]
+        build_key = key(request)
+        taken = {k for n, k in names.items() if n == kw["name"] or n.startswith(kw["name"] + "_v")}
+        if taken and build_key not in taken:  # as torch does: another build of one name loads as NAME_vN
+            kw["name"] = f"{kw['name']}_v{len(taken)}"
+            build_key = key(request)
+        names[kw["name"]] = build_key
+        folder = built(base, build_key) or here.get(build_key)
+        if folder is not None:
+            return folder
+        if channel is None:
+            here[build_key] = _build_here(request)
+            return here[build_key]
+        reply = _ask(channel, request)
+        if not reply.get("ok"):
+            raise BuildError(f"Error building extension '{kw['name']}': {reply.get('log', '')}")
+        return Path(reply["folder"])
+
+    for kind in KINDS:
         original = getattr(cpp_extension, kind)
         if getattr(original, "_kernelevolve_cached", False):
             continue
+        signature = inspect.signature(original)
 
         @functools.wraps(original)
-        def wrapper(*args: Any, _original=original, _kind=kind, **kwargs: Any) -> Any:
-            name = _name(args, kwargs)
+        def wrapper(*args: Any, _kind=kind, _signature=signature, **kwargs: Any) -> Any:
+            request = request_of(_kind, _signature.bind(*args, **kwargs).arguments)
+            request["arch"] = _cuda_arch()
             if report is not None:
-                report(name)
+                report(request["kwargs"]["name"])
             try:
-                # A build_directory the candidate names is replaced too: in the sandbox only the caches and
-                # its private TMPDIR are writable (a folder beside its own file is not).
-                folder = base / _key(_kind, args, kwargs)
-                folder.mkdir(parents=True, exist_ok=True)
-                kwargs["build_directory"] = str(folder)
-                with exclusive_build(folder, name):
-                    return _original(*args, **kwargs)
+                return load_built(request, fetch(request))
             finally:
                 if report is not None:
                     report(None)

@@ -98,8 +98,13 @@ def measure(device: torch.device) -> Peaks:
     return Peaks(name, bandwidth, fp32, half, datasheet(name), torch.__version__)
 
 
+def peaks_dir() -> Path:
+    """The one cache folder a worker writes (it measures the device once and records it here)."""
+    return cache_dir() / "peaks"
+
+
 def _path() -> Path:
-    return cache_dir() / "peaks.json"
+    return peaks_dir() / "peaks.json"
 
 
 def _table(path: Path) -> dict[str, Any]:

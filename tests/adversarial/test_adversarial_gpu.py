@@ -78,6 +78,18 @@ def test_honest_kernel_is_accepted_on_cuda(cuda_evaluator, candidate, problem, p
         assert {"kernel_policy", "kernel_launch", "device_kernels"} <= set(result.checks), result.checks
 
 
+def test_a_cuda_extension_is_built_by_the_harness_and_accepted(cuda_evaluator):
+    """A CUDA kernel built with load_inline: the harness builds it in a step of its own (eval/builds.py), for this
+    GPU's architecture, into the read-only extension cache; the candidate's process loads it and passes every check."""
+    from kernelevolve.platforms.extension_cache import BUILT, extensions_root
+
+    result = _evaluate(cuda_evaluator, RELU, HERE / "honest_gpu" / "relu_cuda.py", True)
+    assert result.status is Status.OK, (result.reason, result.log_tail)
+    assert {"kernel_policy", "kernel_launch", "device_kernels"} <= set(result.checks), result.checks
+    assert "cuda" in result.languages, result.languages
+    assert any((folder / BUILT).is_file() for folder in extensions_root().iterdir()), list(extensions_root().iterdir())
+
+
 def test_content_cache_gains_nothing_on_cuda(cuda_evaluator):
     """A cache keyed by a sample of the input's contents survives the rotation of input sets, and its outputs are
     correct. Calls on contents held back until after timing expose it (the unseen-inputs check) where its cached

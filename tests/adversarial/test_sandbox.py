@@ -25,7 +25,7 @@ import json, os, socket, sys, time
 import torch
 import torch.nn as nn
 
-REPORT = {report!r}  # in the cache folder, which stays writable: the daemon's proof of life would land there
+REPORT = {report!r}  # in a cache folder that stays writable: the daemon's proof of life would land there
 found = {{"ppid": os.getppid(), "secret": os.environ.get("KERNELEVOLVE_TEST_API_KEY"),
           "kept": os.environ.get("KERNELEVOLVE_TEST_PLAIN")}}
 try:
@@ -68,7 +68,7 @@ def test_a_candidate_has_no_network_no_parent_no_secrets_and_nothing_outlives_it
     monkeypatch.setenv("KERNELEVOLVE_TEST_API_KEY", "sk-must-not-leak")
     monkeypatch.setenv("KERNELEVOLVE_TEST_PLAIN", "kept")
     monkeypatch.setenv("KERNELEVOLVE_CACHE", str(tmp_path / "cache"))
-    report = tmp_path / "cache" / "report.json"
+    report = tmp_path / "cache" / "peaks" / "report.json"
     candidate = tmp_path / "probe.py"
     candidate.write_text(PROBE.format(report=str(report), port=listening))
     with Evaluator("cpu", timeout_s=120) as ev:  # started after the variables were set
@@ -195,3 +195,59 @@ def test_the_memory_limit_holds_over_the_candidates_whole_process_tree(tmp_path)
         assert killed >= 1, "five children held 1.5 GB together under a 1.5 GiB limit"
     assert "a memory cgroup over its process tree" in result.sandbox
     assert set(root.glob(f"kernelevolve-{os.getpid()}-*")) <= before, "a worker's cgroup was left behind"
+
+
+POISONER = """
+import json, os, shutil
+import torch
+import torch.nn as nn
+
+found = {{}}
+built = {built!r}
+for name, path in (("replace", os.path.join(built, "ke_noop.so")), ("beside", os.path.join(built, "x.so"))):
+    try:
+        with open(path, "wb") as f:
+            f.write(b"slow module")
+        found[name] = "written"
+    except OSError as e:
+        found[name] = e.strerror
+try:
+    os.mkdir(os.path.join(os.path.dirname(built), "forged"))
+    found["new_build"] = "made"
+except OSError as e:
+    found["new_build"] = e.strerror
+print("PROBE " + json.dumps(found), flush=True)
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        return torch.relu(x)
+"""
+
+
+@pytest.mark.skipif(not sandbox.confines_files(), reason=f"no file-system confinement here: {sandbox.describe()}")
+def test_a_candidate_cannot_replace_a_build_that_other_candidates_load(tmp_path, monkeypatch):
+    """The harness builds extensions in a step of its own (eval/builds.py); to candidates the cache is read-only, so
+    one cannot swap a cached library for a slow one of the same name, nor plant a build under a key."""
+    import json
+
+    from tests.test_extension_cache import _build_folders, _candidate
+
+    monkeypatch.setenv("KERNELEVOLVE_CACHE", str(tmp_path / "cache"))
+    problem = load_problem(RELU)
+    honest = _candidate(tmp_path)
+    with Evaluator("cpu", timeout_s=120) as ev:
+        first = ev.evaluate(problem, honest, trials=1, timed=False)
+        assert first.status is Status.OK, (first.reason, first.log_tail[-2000:])
+        (folder,) = _build_folders(tmp_path / "cache")
+        (library,) = folder.glob("*.so")
+        before = library.read_bytes()
+        poisoner = tmp_path / "poisoner.py"
+        poisoner.write_text(POISONER.format(built=str(folder)))
+        result = ev.evaluate(problem, poisoner, trials=1, timed=False)
+        assert result.status is Status.OK, (result.reason, result.log_tail[-2000:])
+        again = ev.evaluate(problem, honest, trials=1, timed=False)
+    found = json.loads(result.log_tail.split("PROBE ", 1)[1].splitlines()[0])
+    assert set(found.values()) == {"Read-only file system"}, found
+    assert library.read_bytes() == before and _build_folders(tmp_path / "cache") == [folder]
+    assert again.status is Status.OK

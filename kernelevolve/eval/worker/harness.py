@@ -346,7 +346,8 @@ class _Stages:
         self._report(extension_cache.build_stage(name) if name is not None else self.current)
 
 
-def run_job(job: EvalJob, report: Report) -> EvalResult:
+def run_job(job: EvalJob, report: Report, builds: extension_cache.Channel | None = None) -> EvalResult:
+    """builds: the pipes to the harness's build service (platforms/extension_cache.py)."""
     report = _Stages(report)
     platform = get_platform(job.target)
     stages: dict[str, float] = {}
@@ -375,7 +376,7 @@ def run_job(job: EvalJob, report: Report) -> EvalResult:
     if unreadable:
         return _fail(result, Status.COMPILE_ERROR, unreadable, stages)
     if job.build_only:
-        return _build_only(job, result, report)
+        return _build_only(job, result, report, builds)
     timed = job.timed and not result.interpreted
     require_kernel = policy_default(platform) if job.require_kernel is None else job.require_kernel
     rng = random.Random(job.seed)
@@ -439,8 +440,8 @@ def run_job(job: EvalJob, report: Report) -> EvalResult:
             return _fail(result, Status.REJECTED, "kernel policy: " + "; ".join(broken[:3]) + more, stages)
     t1 = time.perf_counter()
     report("compile")
-    # C++/CUDA extensions build once per C++ source (platforms/extension_cache.py).
-    extension_cache.install(report=report.build)
+    # C++/CUDA extensions: built by the harness once per C++ source, loaded here (platforms/extension_cache.py).
+    extension_cache.install(report=report.build, channel=builds)
     watched = {"problem": module, "timer": timer, **harness_modules()}
     before = (fingerprint(watched), precision.state())
     g = Guard(
@@ -667,12 +668,14 @@ def _tamper_reason(names: list[str]) -> str:
     return f"integrity check: the candidate re-bound {shown}"
 
 
-def _build_only(job: EvalJob, result: EvalResult, report: _Stages) -> EvalResult:
+def _build_only(
+    job: EvalJob, result: EvalResult, report: _Stages, builds: extension_cache.Channel | None
+) -> EvalResult:
     """The candidate imported, nothing judged: its C++/CUDA extensions are built into the extension cache, where
     its evaluation finds them (a build beside another evaluation instead of within its own)."""
     t0 = time.perf_counter()
     report("compile")
-    extension_cache.install(report=report.build)
+    extension_cache.install(report=report.build, channel=builds)
     try:
         load_candidate(job.candidate_path)
     except CandidateLoadError as e:

@@ -77,8 +77,11 @@ _dumps, _write = json.dumps, os.write  # bound before any candidate could re-bin
 
 
 def main() -> None:
-    # The descriptor leaves the environment, where a candidate would look for it first.
+    # The descriptors leave the environment, where a candidate would look for them first.
     fd = int(os.environ.pop(RESULT_FD_ENV))
+    from kernelevolve.platforms.extension_cache import take_channel
+
+    builds = take_channel()
 
     def send(event: dict) -> None:
         data = (_dumps(event) + "\n").encode()
@@ -103,7 +106,7 @@ def main() -> None:
         send({"event": "stage", "stage": stage, "t": time.time()})
 
     try:
-        result = run_job(job, report)
+        result = run_job(job, report, builds)
         send({"event": "result", "result": result.model_dump(mode="json")})
     except ProblemError as e:
         send({"event": "problem_error", "message": str(e)})

@@ -1,0 +1,188 @@
+"""The harness's build service (parent side, torch-free): the C++/CUDA extensions a candidate asks for are built
+here, in a build step of their own, never in the candidate's process.
+
+A process that runs candidate code (a worker, the agent's fast check) gets two pipes (`Channel`): it writes one
+JSON build request per line (platforms/extension_cache.py makes them from torch's load_inline / load arguments)
+and reads one reply per request. The service, a thread of the parent per child:
+- computes the request's key itself (a request is data: whatever the candidate's process sends, the folder of key
+  K only ever holds the build of the request whose hash is K);
+- answers at once where `extensions/K` is complete;
+- else takes the key's flock (one builder per key; a dead holder's flock is released by the kernel), builds in
+  `python -m kernelevolve.eval.worker.build` in the sandbox with only a fresh staging folder writable, and renames
+  the finished folder to `extensions/K`. A build killed part-way (its deadline, its child's death) leaves a staging
+  folder that nothing loads and the next build of K does not wait on.
+
+Candidates see the cache read-only (eval/sandbox.py): they load builds and can neither write nor replace one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from kernelevolve.eval import spawn
+from kernelevolve.platforms.extension_cache import BUILD_FDS_ENV, BUILT, built, extensions_root, key
+
+LOCKS, STAGING = ".locks", ".staging"
+LOG_CHARS = 6000
+STALE_STAGING_S = 3600.0
+
+
+class BuildService:
+    """Builds requests into the extension cache under `root` (default: the cache's `extensions`)."""
+
+    def __init__(self, root: Path | None = None, timeout_s: float = 600.0, env: dict[str, str] | None = None):
+        self.root = root or extensions_root()
+        self.timeout_s = timeout_s
+        self.env = env
+
+    def build(self, request: dict[str, Any], alive: Callable[[], bool] = lambda: True) -> dict[str, Any]:
+        """{"ok": True, "folder": ...} or {"ok": False, "log": what the compiler said, or why there is no build}."""
+        try:
+            name = str(request["kwargs"]["name"])
+            build_key = key(request)
+        except (KeyError, TypeError, ValueError) as e:
+            return {"ok": False, "log": f"malformed build request: {e}"}
+        folder = built(self.root, build_key)
+        if folder is not None:
+            return {"ok": True, "folder": str(folder)}
+        for sub in (LOCKS, STAGING):
+            (self.root / sub).mkdir(parents=True, exist_ok=True)
+        with _flock(self.root / LOCKS / f"{build_key}.lock"):
+            folder = built(self.root, build_key)  # built by another while this waited
+            if folder is not None:
+                return {"ok": True, "folder": str(folder)}
+            _sweep(self.root / STAGING)
+            staging = Path(tempfile.mkdtemp(prefix=f"{build_key}-", dir=self.root / STAGING))
+            try:
+                log = self._compile(request, staging, name, alive)
+                if log is not None:
+                    return {"ok": False, "log": log}
+                (staging / BUILT).write_text(json.dumps({"name": name, "pid": os.getpid()}) + "\n")
+                final = self.root / build_key
+                if final.exists():  # an unfinished folder of an older layout: never loaded, replaced
+                    shutil.rmtree(final, ignore_errors=True)
+                os.rename(staging, final)
+                return {"ok": True, "folder": str(final)}
+            finally:
+                shutil.rmtree(staging, ignore_errors=True)
+
+    def _compile(self, request: dict[str, Any], staging: Path, name: str, alive: Callable[[], bool]) -> str | None:
+        """Run the build step; None when it built, else the log (or why it was stopped)."""
+        cmd = [sys.executable, "-m", "kernelevolve.eval.worker.build", str(staging)]
+        env = spawn.child_env(self.env or {})
+        with tempfile.TemporaryFile() as log:
+            proc = spawn.start(
+                cmd, sandboxed=True, writable=[str(staging)], stdin=subprocess.PIPE, stdout=log, stderr=log, env=env
+            )
+            try:
+                assert proc.stdin is not None
+                proc.stdin.write(json.dumps(request).encode())
+                proc.stdin.close()
+            except BrokenPipeError:
+                pass
+            deadline = time.monotonic() + self.timeout_s
+            why = ""
+            while proc.poll() is None:
+                if not alive():
+                    why = "stopped: the process that asked for it is gone"
+                elif time.monotonic() > deadline:
+                    why = f"the build of {name} ran past {self.timeout_s:g} s"
+                if why:
+                    break
+                time.sleep(0.05)
+            code = spawn.kill_group(proc)
+            log.seek(0)
+            text = log.read().decode(errors="replace")
+        if not why and code == 0:
+            return None
+        tail = text[-LOG_CHARS:].strip()
+        return f"{why}\n{tail}".strip() if why else tail or f"the build step exited with status {code}"
+
+
+@contextlib.contextmanager
+def _flock(path: Path) -> Iterator[None]:
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+def _sweep(staging: Path) -> None:
+    """Remove staging folders a killed parent left (older than an hour: no build runs that long unwatched)."""
+    now = time.time()
+    for entry in staging.iterdir():
+        try:
+            if now - entry.stat().st_mtime > STALE_STAGING_S:
+                shutil.rmtree(entry, ignore_errors=True)
+        except OSError:
+            pass
+
+
+class Channel:
+    """The two pipes between a process that runs candidate code and the build service, and the thread that serves
+    its requests until it closes its end."""
+
+    def __init__(self, service: BuildService) -> None:
+        self.service = service
+        self._requests, self._child_requests = os.pipe()
+        self._child_replies, self._replies = os.pipe()
+        self._thread: threading.Thread | None = None
+
+    def child_env(self) -> dict[str, str]:
+        return {BUILD_FDS_ENV: f"{self._child_requests},{self._child_replies}"}
+
+    def child_fds(self) -> tuple[int, int]:
+        return self._child_requests, self._child_replies
+
+    def serve(self, alive: Callable[[], bool]) -> None:
+        """Once the child has started: close its ends here and serve it in a daemon thread."""
+        for fd in self.child_fds():
+            os.close(fd)
+        self._thread = threading.Thread(target=self._loop, args=(alive,), name="kernelevolve-builds", daemon=True)
+        self._thread.start()
+
+    def close(self) -> None:
+        """Without a child (it failed to start): close every end."""
+        for fd in (*self.child_fds(), self._requests, self._replies):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+    def _loop(self, alive: Callable[[], bool]) -> None:
+        buffer = b""
+        try:
+            while True:
+                chunk = os.read(self._requests, 65536)
+                if not chunk:
+                    return
+                buffer += chunk
+                while b"\n" in buffer:
+                    line, buffer = buffer.split(b"\n", 1)
+                    try:
+                        request = json.loads(line)
+                        reply = self.service.build(request, alive) if isinstance(request, dict) else None
+                    except ValueError:
+                        reply = None
+                    reply = reply or {"ok": False, "log": "malformed build request"}
+                    data = (json.dumps(reply) + "\n").encode()
+                    while data:
+                        data = data[os.write(self._replies, data) :]
+        except OSError:  # the child is gone
+            return
+        finally:
+            for fd in (self._requests, self._replies):
+                with contextlib.suppress(OSError):
+                    os.close(fd)

@@ -56,10 +56,9 @@ def relu_problem():
 @pytest.fixture
 def sandbox_writable(tmp_path, monkeypatch):
     """A folder that code in the candidate's sandbox can write and the test can read: the file system is read-only
-    there but for a few caches (eval/sandbox.py), so the cache is pointed here (KERNELEVOLVE_CACHE, also for the
-    test's own child processes) and a subfolder of its writable part (the measured peaks') is handed out."""
-    cache = tmp_path / "cache"
-    monkeypatch.setenv("KERNELEVOLVE_CACHE", str(cache))
-    folder = cache / "peaks" / "from-the-sandbox"
-    folder.mkdir(parents=True)
+    there but for its private folders (eval/sandbox.py), so this one is left writable by KERNELEVOLVE_SANDBOX_WRITABLE
+    (also for the test's own child processes)."""
+    folder = tmp_path / "from-the-sandbox"
+    folder.mkdir()
+    monkeypatch.setenv("KERNELEVOLVE_SANDBOX_WRITABLE", str(folder))
     return folder

@@ -1,16 +1,19 @@
 """Run inside the candidate's namespaces, before the worker: make the file system read-only except the folders the
 worker must write, then drop every capability and exec the worker (torch-free; started by eval/sandbox.py).
 
-`python -m kernelevolve.eval.confine [--cgroup DIR] --rw DIR [--rw DIR ...] -- COMMAND...`
+`python -m kernelevolve.eval.confine [--cgroup DIR] --rw DIR [--rw DIR ...] [--overlay DIR=BASE ...] -- COMMAND...`
 
 - With `--cgroup`, it first joins that memory cgroup (eval/cgroup.py): the limit then holds over every process the
   worker starts, and the cgroup files are read-only to them like the rest.
 
 - Every mount this process sees becomes read-only in its own mount namespace (the store, the run directories, the
   problem files, the package), except /dev (device nodes, the GPU's among them) and this namespace's /proc.
-- Each `--rw` folder is bound onto itself first, so it stays writable: the worker's private temporary folder and
-  the caches it fills (the measured peaks, Triton's and inductor's caches); or, for the harness's build step,
-  its staging folder.
+- Each `--rw` folder is bound onto itself first, so it stays writable: the worker's private temporary folder, or,
+  for the harness's build step, its staging folder.
+- Each `--overlay` folder (the shared caches: the measured peaks, Triton's and inductor's) is seen through an
+  overlay whose upper layer is BASE/upper, in the worker's private folder: what the caches hold is readable, what
+  the worker writes stays its own (eval/sandbox.py shares only what it wrote before the candidate loaded). Where
+  overlayfs cannot be mounted, the folder is bound writable instead, with a line on stderr.
 - /dev/shm becomes a private tmpfs, /proc/sys read-only.
 - Then `setpriv` clears the capability sets and sets no_new_privs: the candidate, root or not, cannot remount.
 
@@ -82,10 +85,31 @@ def _under(path: str, roots: tuple[str, ...]) -> bool:
     return any(path == r or path.startswith(r.rstrip("/") + "/") for r in roots)
 
 
-def confine(writable: list[str]) -> None:
+def overlay(lower: str, base: str) -> None:
+    """`lower` seen through a private overlay: its contents readable, writes kept in base/upper (this process's own
+    folder), the folder itself untouched."""
+    if any(c in lower + base for c in ",:\\"):
+        raise OSError(0, f"overlay {lower}: a comma, colon or backslash in the path")
+    upper, work = os.path.join(base, "upper"), os.path.join(base, "work")
+    os.makedirs(upper, exist_ok=True)
+    os.makedirs(work, exist_ok=True)
+    options = f"lowerdir={lower},upperdir={upper},workdir={work}"
+    try:
+        _mount("overlay", lower, "overlay", 0, options)
+    except OSError:
+        _mount("overlay", lower, "overlay", 0, options + ",userxattr")  # inside a user namespace
+
+
+def confine(writable: list[str], overlays: list[tuple[str, str]] = ()) -> None:
     before = mounts()
     for folder in writable:
         _mount(folder, folder, None, MS_BIND | MS_REC)
+    for lower, base in overlays:
+        try:
+            overlay(lower, base)
+        except OSError as e:  # no overlayfs here: the cache stays shared, and the probe's description says so
+            print(f"confine: {e}; {lower} stays writable", file=sys.stderr)
+            _mount(lower, lower, None, MS_BIND | MS_REC)
     if os.path.isdir("/dev/shm"):
         _mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777")
     if os.path.isdir("/proc/sys"):
@@ -109,6 +133,11 @@ def main(argv: list[str]) -> None:
     split = argv.index("--")
     options, command = argv[:split], argv[split + 1 :]
     writable = [os.path.realpath(options[i + 1]) for i, o in enumerate(options) if o == "--rw"]
+    overlays = []
+    for i, o in enumerate(options):
+        if o == "--overlay":
+            lower, _, base = options[i + 1].partition("=")
+            overlays.append((os.path.realpath(lower), os.path.realpath(base)))
     cages = [options[i + 1] for i, o in enumerate(options) if o == "--cgroup"]
     setpriv = shutil.which("setpriv")
     if setpriv is None:
@@ -118,7 +147,7 @@ def main(argv: list[str]) -> None:
         for cage in cages:  # "0": the writing process itself (its pid in this namespace is not the parent's)
             with open(os.path.join(cage, "cgroup.procs"), "w") as f:
                 f.write("0")
-        confine([w for w in writable if os.path.isdir(w)])
+        confine([w for w in writable if os.path.isdir(w)], [(lo, b) for lo, b in overlays if os.path.isdir(lo)])
     except OSError as e:
         print(f"confine: {e}", file=sys.stderr)
         sys.exit(CANNOT_CONFINE)

@@ -123,11 +123,34 @@ class WorkerProcess:
     def send_job(self, job: EvalJob) -> None:
         assert self.proc.stdin is not None
         self.proc.stdin.write(job.model_dump_json().encode() + b"\n")
-        self.proc.stdin.close()
+        self.proc.stdin.flush()
+
+    def end_trusted_phase(self) -> None:
+        """The worker waits at the end of its trusted phase: keep what it wrote into the shared caches, then let it
+        load the candidate (stdin then closes: nothing more is sent)."""
+        private_tmp = getattr(self.proc, "private_tmp", None)
+        if private_tmp:
+            try:
+                sandbox.share_trusted_writes(private_tmp)
+            except OSError as e:  # a full disk: the caches only stay colder
+                print(f"[kernelevolve] the shared caches kept nothing of this evaluation: {e}", file=sys.stderr)
+        self._close_stdin(b"go\n")
+
+    def _close_stdin(self, last: bytes = b"") -> None:
+        stdin = self.proc.stdin
+        if stdin is None or stdin.closed:
+            return
+        try:
+            if last:
+                stdin.write(last)
+            stdin.close()
+        except OSError:  # the worker is gone
+            pass
 
     def kill(self) -> int:
         """Kill the whole process group (the candidate's children too); returns the worker's exit status."""
         code = spawn.kill_group(self.proc)
+        self._close_stdin()
         self._events.close()
         if self._lifeline >= 0:
             os.close(self._lifeline)
@@ -284,6 +307,7 @@ class Evaluator:
         worker_wait = max(0.0, ready_at - asked)
         worker.send_job(job)
         left = {False: self.timeout_s, True: self.compile_timeout_s}  # seconds left on each clock: compiling or not
+        trusted_done = False
         clock = time.monotonic()
         while True:
             on_compile = compiling(worker.last_stage)
@@ -303,6 +327,13 @@ class Evaluator:
             if kind == "result":
                 result = EvalResult.model_validate(event["result"])
                 break
+            if kind == "trusted_done":
+                # Only the first, and never for a build-only job (whose worker never ends a trusted phase): the
+                # harness sends it before any candidate code exists, so a later one is the candidate's.
+                if not trusted_done and not job.build_only:
+                    trusted_done = True
+                    worker.end_trusted_phase()
+                continue
             if kind == "problem_error":
                 raise ProblemError(event["message"])
             if kind == "error":

@@ -7,15 +7,18 @@
   file descriptors and pipes are not reachable through /proc.
 - **Nothing written outside its own folders**: in its own mount namespace every mount is read-only (the store,
   the run directories, the problem files, the package: eval/confine.py), except a private temporary folder made
-  for each process (its TMPDIR, removed when it is reaped), a private /dev/shm, and the caches the worker fills
-  (the measured peaks, Triton's and inductor's caches). Compiled extensions are read-only: the harness builds
-  them in a step of its own (eval/builds.py). Its capabilities are dropped, so it cannot remount.
+  for each process (its TMPDIR, removed when it is reaped) and a private /dev/shm. The shared caches (the
+  measured peaks, Triton's and inductor's) are seen through overlays: readable, and what the worker writes there
+  stays in its private folder. What its trusted phase wrote (the torch.compile baseline's kernels, the peaks) is
+  copied into the caches by the evaluator before the candidate loads (`share_trusted_writes`); nothing the
+  candidate writes is. Compiled extensions are read-only: the harness builds them in a step of its own
+  (eval/builds.py). Its capabilities are dropped, so it cannot remount.
 - **No secrets**: environment variables that look like credentials (API keys, tokens, passwords) are not passed.
 
 - **One memory limit over its process tree** (cpu target): a memory cgroup per worker (eval/cgroup.py) where this
   machine lets us make one; the worker also caps each process's address space.
 
-Not yet: Triton's and inductor's caches are writable, and so shared between candidates; everything stays readable.
+Not yet: everything stays readable. Where overlayfs cannot be mounted the caches are bound writable, and shared.
 As root the namespaces are made directly; otherwise inside a user namespace. Where they cannot be made (no
 `unshare`, user namespaces disabled), the worker runs without them, and where the file system cannot be made
 read-only it runs writable; every result says which (`sandbox`). `KERNELEVOLVE_SANDBOX=off` turns it all off.
@@ -28,6 +31,7 @@ import getpass
 import os
 import re
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -37,6 +41,7 @@ from kernelevolve.eval import cgroup
 from kernelevolve.platforms.peaks import peaks_dir
 
 OFF_ENV = "KERNELEVOLVE_SANDBOX"
+WRITABLE_ENV = "KERNELEVOLVE_SANDBOX_WRITABLE"
 NAMESPACES = ["--net", "--pid", "--fork", "--kill-child", "--mount-proc"]
 SECRET_NAME = re.compile(
     r"(^|_)(API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?|PRIVATE_KEY|ACCESS_KEY|AUTH_TOKEN)(_|$)", re.I
@@ -44,10 +49,12 @@ SECRET_NAME = re.compile(
 
 
 CONFINE = ["-m", "kernelevolve.eval.confine"]
-# Run by the probe inside the whole sandbox: exit 0 only if its --rw folder is writable and the one beside it not.
+# Run by the probe inside the whole sandbox: exit 0 only if its --rw folder and the cache are writable and the
+# folder beside them not.
 _WRITE_TEST = """
 import errno, os, sys
 open(os.path.join(sys.argv[1], "w"), "w").close()
+open(os.path.join(sys.argv[3], "w"), "w").close()
 try:
     open(os.path.join(sys.argv[2], "w"), "w").close()
 except OSError as e:
@@ -74,9 +81,19 @@ def _prefix() -> tuple[tuple[str, ...], bool, str]:
             continue
         if p.returncode == 0:
             made = "network, PID and /proc namespaces" + (" in a user namespace" if user else "")
-            confined, fs_why = _probe_file_system(cmd)
+            confined, fs_why, overlaid = _probe_file_system(cmd)
+            if confined and overlaid:
+                return (
+                    cmd,
+                    True,
+                    made + ", a read-only file system but for its own folders and private layers over the caches",
+                )
             if confined:
-                return cmd, True, made + ", a read-only file system but for its own folders and the caches"
+                return (
+                    cmd,
+                    True,
+                    made + ", a read-only file system but for its own folders; the caches writable (no overlayfs)",
+                )
             return cmd, False, made + f"; the file system is writable ({fs_why})"
         why = _last_line(p.stderr, p.returncode)
     return (), False, f"none: `unshare` could not make namespaces here ({why})"
@@ -86,20 +103,24 @@ def _last_line(stderr: str, code: int) -> str:
     return (stderr.strip().splitlines() or [f"exit status {code}"])[-1]
 
 
-def _probe_file_system(namespaces: tuple[str, ...]) -> tuple[bool, str]:
+def _probe_file_system(namespaces: tuple[str, ...]) -> tuple[bool, str, bool]:
+    """(whether the file system is read-only but the --rw folder, why not, whether a cache's overlay held: a write
+    there succeeded and stayed out of the cache)."""
     with tempfile.TemporaryDirectory(prefix="kernelevolve-probe-") as folder:
-        writable, other = os.path.join(folder, "rw"), os.path.join(folder, "ro")
-        os.mkdir(writable)
-        os.mkdir(other)
-        test = [sys.executable, "-c", _WRITE_TEST, writable, other]
-        cmd = [*namespaces, sys.executable, *CONFINE, "--rw", writable, "--", *test]
+        writable, other, cache = (os.path.join(folder, name) for name in ("rw", "ro", "cache"))
+        for made in (writable, other, cache):
+            os.mkdir(made)
+        test = [sys.executable, "-c", _WRITE_TEST, writable, other, cache]
+        layer = ["--overlay", f"{cache}={os.path.join(writable, 'layer')}"]
+        cmd = [*namespaces, sys.executable, *CONFINE, "--rw", writable, *layer, "--", *test]
         try:
             p = subprocess.run(cmd, capture_output=True, text=True, timeout=30, env=_python_env())
         except (OSError, subprocess.SubprocessError) as e:
-            return False, str(e)
+            return False, str(e), False
+        overlaid = not os.path.exists(os.path.join(cache, "w"))
     if p.returncode == 0:
-        return True, ""
-    return False, _last_line(p.stderr, p.returncode)
+        return True, "", overlaid
+    return False, _last_line(p.stderr, p.returncode), False
 
 
 def _python_env() -> dict[str, str]:
@@ -109,16 +130,44 @@ def _python_env() -> dict[str, str]:
     return spawn.child_env({})
 
 
-def writable_caches() -> list[str]:
-    """The folders a worker fills and later workers read: the measured peaks, Triton's cache and inductor's (made
-    here so that they can be bound writable). Compiled extensions are not among them: the harness builds those
-    (eval/builds.py) and candidates only load them."""
+def shared_caches() -> list[str]:
+    """The folders workers read and only trusted code fills: the measured peaks, Triton's cache and inductor's
+    (made here so that they can be mounted). Compiled extensions are not among them: the harness builds those
+    (eval/builds.py)."""
     folders = [str(peaks_dir()), inductor_cache()]
     triton_home = os.environ.get("TRITON_HOME") or os.path.expanduser("~")
     folders.append(os.environ.get("TRITON_CACHE_DIR") or os.path.join(triton_home, ".triton"))
     for folder in folders:
         os.makedirs(folder, exist_ok=True)
     return folders
+
+
+def _overlays(private_tmp: str) -> list[tuple[str, str]]:
+    """Each shared cache and the folder, in the worker's private one, that holds its writes (eval/confine.py)."""
+    return [(folder, os.path.join(private_tmp, ".caches", str(i))) for i, folder in enumerate(shared_caches())]
+
+
+def share_trusted_writes(private_tmp: str) -> int:
+    """Copy what a worker wrote into the shared caches so far into them; returns the number of files. Called by
+    the evaluator while the worker waits at the end of its trusted phase (the problem, its inputs, the references,
+    the torch.compile baseline, the peaks: eval/worker/harness.py), before any candidate code exists in it; what
+    the worker writes afterwards stays in its private folder and goes with it."""
+    shared = 0
+    for lower, base in _overlays(private_tmp):
+        upper = os.path.join(base, "upper")
+        for root, _dirs, files in os.walk(upper):
+            target_dir = os.path.join(lower, os.path.relpath(root, upper))
+            for name in files:
+                source = os.path.join(root, name)
+                if not stat.S_ISREG(os.lstat(source).st_mode):  # a whiteout (a deletion), a link: not shared
+                    continue
+                os.makedirs(target_dir, exist_ok=True)
+                fd, tmp = tempfile.mkstemp(dir=target_dir, prefix=".kernelevolve-")
+                with os.fdopen(fd, "wb") as out, open(source, "rb") as src:
+                    shutil.copyfileobj(src, out)
+                os.replace(tmp, os.path.join(target_dir, name))
+                shared += 1
+    return shared
 
 
 def inductor_cache() -> str:
@@ -134,17 +183,29 @@ def command(
     cmd: list[str], private_tmp: str | None, cage: str | None = None, writable: list[str] | None = None
 ) -> list[str]:
     """`cmd` in the sandbox: its namespaces, and where the file system can be confined, read-only but for
-    private_tmp and `writable` (default: the caches a worker fills), in the memory cgroup `cage` (eval/cgroup.py)
-    if given (cmd as it is where there is no sandbox)."""
+    private_tmp and `writable`, in the memory cgroup `cage` (eval/cgroup.py) if given (cmd as it is where there is
+    no sandbox). Without `writable` (a worker) it sees the shared caches through overlays whose writes stay in
+    private_tmp."""
     namespaces, confined, _ = _prefix()
     if not namespaces:
         return list(cmd)
     if not confined or private_tmp is None:
         return [*namespaces, *cmd]
-    folders = [private_tmp, *(writable_caches() if writable is None else writable)]
-    rw = [arg for folder in folders for arg in ("--rw", folder)]
+    if writable is None:  # a worker
+        writable, overlays = extra_writable(), _overlays(private_tmp)
+    else:
+        overlays = []
+    rw = [arg for folder in [private_tmp, *writable] for arg in ("--rw", folder)]
+    over = [arg for lower, base in overlays for arg in ("--overlay", f"{lower}={base}")]
     caged = ["--cgroup", cage] if cage else []
-    return [*namespaces, sys.executable, *CONFINE, *caged, *rw, "--", *cmd]
+    return [*namespaces, sys.executable, *CONFINE, *caged, *rw, *over, "--", *cmd]
+
+
+def extra_writable() -> list[str]:
+    """Folders the user leaves writable to candidates (KERNELEVOLVE_SANDBOX_WRITABLE, separated by os.pathsep): a
+    scratch folder to debug with, or a test's proof that code in the sandbox ran."""
+    raw = os.environ.get(WRITABLE_ENV, "")
+    return [folder for folder in raw.split(os.pathsep) if folder and os.path.isdir(folder)]
 
 
 def prefix() -> list[str]:
@@ -160,6 +221,8 @@ def describe(memory_limited: bool = False) -> str:
     """What confines candidates on this machine, for every result: 'network, PID and /proc namespaces, ...' or
     'none: why'; memory_limited (the cpu target's workers): how their memory limit holds."""
     made = _prefix()[2]
+    if confines_files() and extra_writable():
+        made += f"; writable to it by {WRITABLE_ENV}: {', '.join(extra_writable())}"
     if memory_limited and confines_files():
         return f"{made}; {cgroup.describe()}"
     return made

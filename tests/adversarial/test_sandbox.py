@@ -25,7 +25,7 @@ import json, os, socket, sys, time
 import torch
 import torch.nn as nn
 
-REPORT = {report!r}  # in a cache folder that stays writable: the daemon's proof of life would land there
+REPORT = {report!r}  # in a folder left writable: the daemon's proof of life would land there
 found = {{"ppid": os.getppid(), "secret": os.environ.get("KERNELEVOLVE_TEST_API_KEY"),
           "kept": os.environ.get("KERNELEVOLVE_TEST_PLAIN")}}
 try:
@@ -62,13 +62,14 @@ def test_every_result_says_what_confines_candidates(cpu_evaluator):
 
 
 @pytest.mark.skipif(not sandbox.prefix(), reason=f"no sandbox on this machine: {sandbox.describe()}")
-def test_a_candidate_has_no_network_no_parent_no_secrets_and_nothing_outlives_it(tmp_path, monkeypatch, listening):
+def test_a_candidate_has_no_network_no_parent_no_secrets_and_nothing_outlives_it(
+    tmp_path, monkeypatch, listening, sandbox_writable
+):
     import json
 
     monkeypatch.setenv("KERNELEVOLVE_TEST_API_KEY", "sk-must-not-leak")
     monkeypatch.setenv("KERNELEVOLVE_TEST_PLAIN", "kept")
-    monkeypatch.setenv("KERNELEVOLVE_CACHE", str(tmp_path / "cache"))
-    report = tmp_path / "cache" / "peaks" / "report.json"
+    report = sandbox_writable / "report.json"
     candidate = tmp_path / "probe.py"
     candidate.write_text(PROBE.format(report=str(report), port=listening))
     with Evaluator("cpu", timeout_s=120) as ev:  # started after the variables were set
@@ -79,7 +80,7 @@ def test_a_candidate_has_no_network_no_parent_no_secrets_and_nothing_outlives_it
     assert found["ppid"] == 0  # the worker's parent is outside its PID namespace: not even its pid is known
     assert found["secret"] is None and found["kept"] == "kept"
     time.sleep(5)
-    assert (tmp_path / "cache").is_dir() and not Path(str(report) + ".daemon").exists()  # killed with the worker
+    assert not Path(str(report) + ".daemon").exists()  # killed with the worker
 
 
 WRITER = """
@@ -251,3 +252,62 @@ def test_a_candidate_cannot_replace_a_build_that_other_candidates_load(tmp_path,
     assert set(found.values()) == {"Read-only file system"}, found
     assert library.read_bytes() == before and _build_folders(tmp_path / "cache") == [folder]
     assert again.status is Status.OK
+
+
+CACHE_WRITER = """
+import json, os, stat
+import torch
+import torch.nn as nn
+
+found = {{}}
+for name, folder in {folders!r}.items():
+    path = os.path.join(folder, "forged-by-the-candidate")
+    try:
+        with open(path, "w") as f:
+            f.write("forged")
+        found[name] = open(path).read()
+    except OSError as e:
+        found[name] = e.strerror
+print("PROBE " + json.dumps(found), flush=True)
+for fd in map(int, os.listdir("/proc/self/fd")):  # "my trusted phase is over too": to every pipe it can write
+    try:
+        if stat.S_ISFIFO(os.fstat(fd).st_mode):
+            os.write(fd, b'{{"event": "trusted_done"}}\\n')
+    except OSError:
+        pass
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        return torch.relu(x)
+"""
+
+
+@pytest.mark.skipif(
+    "private layers" not in sandbox.describe(), reason=f"no overlays over the caches here: {sandbox.describe()}"
+)
+def test_what_a_candidate_writes_into_the_shared_caches_stays_its_own(tmp_path, monkeypatch):
+    """Triton's, inductor's and the peaks' caches are seen through private layers: the candidate reads back what it
+    wrote there, and none of it reaches the caches other workers read (a slowed torch.compile baseline, a forged
+    peak bandwidth under the roofline check), not even when it claims on the events pipe that its trusted phase
+    ended. What the trusted phase wrote (here the problem file itself, run there; in a search the torch.compile
+    baseline's kernels) is kept."""
+    import json
+
+    monkeypatch.setenv("KERNELEVOLVE_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "triton"))
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path / "inductor"))
+    folders = dict(zip(("peaks", "inductor", "triton"), sandbox.shared_caches()))
+    assert all(folder.startswith(str(tmp_path)) for folder in folders.values()), folders
+    candidate = tmp_path / "writer.py"
+    candidate.write_text(CACHE_WRITER.format(folders=folders))
+    problem = tmp_path / "problem.py"
+    trusted = Path(folders["triton"]) / "from-the-trusted-phase"
+    problem.write_text(f"open({str(trusted)!r}, 'w').write('kept')\n" + RELU.read_text())
+    with Evaluator("cpu", timeout_s=120) as ev:
+        result = ev.evaluate(load_problem(problem), candidate, trials=1, timed=False)
+    assert result.status is Status.OK, (result.reason, result.log_tail[-2000:])
+    found = json.loads(result.log_tail.split("PROBE ", 1)[1].splitlines()[0])
+    assert set(found.values()) == {"forged"}, found  # its own layer: written and read back
+    assert not [f for f in folders.values() if (Path(f) / "forged-by-the-candidate").exists()]
+    assert trusted.read_text() == "kept"

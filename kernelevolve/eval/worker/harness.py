@@ -346,8 +346,15 @@ class _Stages:
         self._report(extension_cache.build_stage(name) if name is not None else self.current)
 
 
-def run_job(job: EvalJob, report: Report, builds: extension_cache.Channel | None = None) -> EvalResult:
-    """builds: the pipes to the harness's build service (platforms/extension_cache.py)."""
+def run_job(
+    job: EvalJob,
+    report: Report,
+    builds: extension_cache.Channel | None = None,
+    end_of_trusted: Callable[[], None] | None = None,
+) -> EvalResult:
+    """builds: the pipes to the harness's build service (platforms/extension_cache.py). end_of_trusted: called once
+    phase A is over, before any candidate code exists in this process; the evaluator then keeps what phase A wrote
+    into the shared caches (eval/sandbox.py, share_trusted_writes) and lets it go on."""
     report = _Stages(report)
     platform = get_platform(job.target)
     stages: dict[str, float] = {}
@@ -425,6 +432,8 @@ def run_job(job: EvalJob, report: Report, builds: extension_cache.Channel | None
     stages.update({f"load.{part}": seconds for part, seconds in clock.parts.items()})  # parts of load
 
     # ---- phase B: the candidate ----
+    if end_of_trusted is not None:
+        end_of_trusted()
     unsupported = platform.unsupported(languages)
     if unsupported:
         return _fail(

@@ -105,8 +105,12 @@ def main() -> None:
         print(f"[kernelevolve worker] {stage}", file=sys.stderr, flush=True)
         send({"event": "stage", "stage": stage, "t": time.time()})
 
+    def end_of_trusted() -> None:
+        send({"event": "trusted_done"})
+        sys.stdin.readline()  # the evaluator has kept what the trusted phase wrote into the shared caches
+
     try:
-        result = run_job(job, report, builds)
+        result = run_job(job, report, builds, end_of_trusted)
         send({"event": "result", "result": result.model_dump(mode="json")})
     except ProblemError as e:
         send({"event": "problem_error", "message": str(e)})

@@ -24,16 +24,17 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from kernelevolve.eval import sandbox, spawn
+from kernelevolve.eval import acceptance, sandbox, spawn
 from kernelevolve.eval.builds import BuildService, Channel
 from kernelevolve.eval.job import EvalJob, EvalOptions
 from kernelevolve.eval.spawn import DEVICE_ENV, LIFELINE_ENV, MEMORY_LIMIT_ENV, RESULT_FD_ENV
 from kernelevolve.platforms import get_platform
 from kernelevolve.platforms.extension_cache import is_build_stage
-from kernelevolve.problem.problem import Problem, ProblemError
+from kernelevolve.problem.problem import Problem, ProblemError, source_hash
 from kernelevolve.result import EvalResult, Status
 
 LOG_TAIL_CHARS = 4000
+RESULT_DRAIN_S = 5.0  # how long the pipe is read after a result, for the worker's exit to end it
 READY_TIMEOUT_S = 180.0
 
 
@@ -96,6 +97,8 @@ class WorkerProcess:
         self._events = os.fdopen(read_fd, "rb", buffering=0)
         self._buffer = b""
         self.last_stage = "start"
+        self.results = 0  # result events read from the pipe (the parent accepts exactly one: eval/acceptance.py)
+        self.exit_wait = 0.0
 
     def next_event(self, deadline: float) -> dict | None:
         """The next event, or None at end of stream; raises TimeoutError at the deadline."""
@@ -147,15 +150,33 @@ class WorkerProcess:
         except OSError:  # the worker is gone
             pass
 
-    def kill(self) -> int:
-        """Kill the whole process group (the candidate's children too); returns the worker's exit status."""
+    def kill(self, keep_events: bool = False) -> int:
+        """Kill the whole process group (the candidate's children too); returns the worker's exit status.
+        keep_events: the events pipe stays open, for `results_left`."""
         code = spawn.kill_group(self.proc)
         self._close_stdin()
-        self._events.close()
+        if not keep_events:
+            self._events.close()
         if self._lifeline >= 0:
             os.close(self._lifeline)
             self._lifeline = -1
         return code
+
+    def count_results(self, deadline: float) -> None:
+        """Read the events pipe to its end (or the deadline), counting the results in it."""
+        if self._events.closed:
+            return
+        try:
+            while (event := self.next_event(deadline)) is not None:
+                self.results += event.get("event") == "result"
+        except (TimeoutError, OSError, ValueError):
+            pass
+
+    def close_events(self) -> None:
+        """After the kill: count what is still in the pipe (its writers are dead, so it ends at once, unless a
+        process outside the sandbox holds it), then close it."""
+        self.count_results(time.monotonic() + 0.5)
+        self._events.close()
 
     def log_tail(self, limit: int = LOG_TAIL_CHARS) -> str:
         try:
@@ -165,6 +186,20 @@ class WorkerProcess:
             return self.log.read().decode(errors="replace")
         except (OSError, ValueError):
             return ""
+
+
+def _hash_of(path: Path) -> str:
+    """The hash the worker records for a file: its text, or "" where it is not UTF-8 Python (eval/worker)."""
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+        text = ""
+    if "\x00" in text:
+        text = ""
+    try:
+        return source_hash(text)
+    except (RecursionError, MemoryError, ValueError):  # a file built to break the parser: the worker failed too
+        return ""
 
 
 def compiling(stage: str) -> bool:
@@ -265,11 +300,23 @@ class Evaluator:
         finally:
             self._busy.discard(worker)
             t0 = time.monotonic()
-            worker.kill()
-            exit_s = time.monotonic() - t0  # a killed CUDA process can take seconds to exit: measured, not hidden
+            worker.kill(keep_events=True)
+            # A CUDA process can take seconds to exit: measured (its own exit after the result, then the kill).
+            exit_s = worker.exit_wait + time.monotonic() - t0
             self._top_up()
+        result = self._accept(worker, job, problem, result)
         result.stages["worker_exit"] = round(exit_s, 4)
         return result
+
+    def _accept(self, worker: WorkerProcess, job: EvalJob, problem: Problem, result: EvalResult) -> EvalResult:
+        """The parent's checks of a result the worker sent (eval/acceptance.py), once the worker is dead."""
+        worker.close_events()
+        if not worker.results:
+            return result
+        if worker.results > 1:
+            return acceptance.reject(result, f"the events pipe held {worker.results} results for one job")
+        found = acceptance.mismatches(result, job, _hash_of(Path(problem.path)), _hash_of(Path(job.candidate_path)))
+        return acceptance.reject(result, "; ".join(found)) if found else result
 
     def prebuild(self, problem: Problem, candidate: str | Path) -> EvalResult:
         """Build the candidate's C++/CUDA extensions into the extension cache, in a worker of its own (never a
@@ -326,6 +373,12 @@ class Evaluator:
             kind = event.get("event")
             if kind == "result":
                 result = EvalResult.model_validate(event["result"])
+                worker.results += 1
+                # The worker exits right after its result: reading to the pipe's end counts a result the candidate
+                # wrote before the harness's own (eval/acceptance.py).
+                t_end = time.monotonic()
+                worker.count_results(t_end + min(RESULT_DRAIN_S, max(left[False], 0.0)))
+                worker.exit_wait = time.monotonic() - t_end  # the worker's exit: part of worker_exit
                 break
             if kind == "trusted_done":
                 # Only the first, and never for a build-only job (whose worker never ends a trusted phase): the

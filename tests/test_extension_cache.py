@@ -284,3 +284,13 @@ def test_a_seed_that_timed_out_is_evaluated_again_by_a_new_run_and_on_resume(tmp
     (first, *_), *_ = store.runs()
     seed_node = store.nodes(first.id)[0]
     assert seed_node.status == "ok" and store.evaluation(seed_node.id).status is Status.OK
+
+
+def test_a_long_build_log_keeps_its_head_and_its_end():
+    from kernelevolve.eval import builds
+
+    log = "first error: here\n" + "x" * 50_000 + "\nlast line"
+    short = builds._shortened(log)
+    assert short.startswith("first error: here") and short.endswith("last line")
+    assert len(short) < builds.LOG_HEAD + builds.LOG_TAIL + 100 and "characters of the build log left out" in short
+    assert builds._shortened("short log") == "short log"

@@ -35,7 +35,8 @@ from kernelevolve.eval import spawn
 from kernelevolve.platforms.extension_cache import BUILD_FDS_ENV, BUILT, built, extensions_root, key
 
 LOCKS, STAGING = ".locks", ".staging"
-LOG_CHARS = 6000
+# What a failed build's log keeps: its first error is near the head, the last at the end.
+LOG_HEAD, LOG_TAIL = 4000, 12000
 STALE_STAGING_S = 3600.0
 
 
@@ -107,8 +108,15 @@ class BuildService:
             text = log.read().decode(errors="replace")
         if not why and code == 0:
             return None
-        tail = text[-LOG_CHARS:].strip()
+        tail = _shortened(text).strip()
         return f"{why}\n{tail}".strip() if why else tail or f"the build step exited with status {code}"
+
+
+def _shortened(log: str) -> str:
+    if len(log) <= LOG_HEAD + LOG_TAIL:
+        return log
+    cut = len(log) - LOG_HEAD - LOG_TAIL
+    return f"{log[:LOG_HEAD]}\n[... {cut} characters of the build log left out ...]\n{log[-LOG_TAIL:]}"
 
 
 @contextlib.contextmanager

@@ -12,6 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from kernelevolve.cli import app, bench_cmd, runs_cmd
+from kernelevolve.platforms.extension_cache import BUILT
 from kernelevolve.result import CaseResult, EvalResult, Status
 from kernelevolve.search import session
 from kernelevolve.search.session import Limits, RunSpec
@@ -259,16 +260,17 @@ def test_cache_lists_and_clears_the_extension_builds(tmp_path):
     extensions = tmp_path / "cache" / "extensions"
     p = cli("cache", env=env)
     assert p.exit_code == 0 and f"extension builds: none ({extensions} does not exist)" in p.stdout
-    for name in ("a1", "b2"):
+    for name in ("a1", "b2", "c3"):
         (extensions / name).mkdir(parents=True)
-        (extensions / name / "ext.so").write_bytes(b"\0" * 2048)
-    (extensions / "b2" / "lock").write_text("")  # what a killed build leaves behind
+        (extensions / name / "ext.so").write_bytes(b"\0" * 1024)
+    for name in ("a1", "b2"):  # complete builds hold the build service's marker; c3 was never finished
+        (extensions / name / BUILT).write_bytes(b"\0" * 1024)
     p = cli("cache", env=env)
-    assert p.exit_code == 0 and f"extension builds: 2 in {extensions}, 4.0 KB" in p.stdout
+    assert p.exit_code == 0 and f"extension builds: 2 in {extensions}, 5.0 KB" in p.stdout
     p = cli("cache", "clear", env=env)
     assert p.exit_code == 2 and "add --yes" in p.stderr and extensions.is_dir()
     p = cli("cache", "clear", "--yes", env=env)
-    assert p.exit_code == 0 and f"removed {extensions}: 2 extension builds, 4.0 KB" in p.stdout
+    assert p.exit_code == 0 and f"removed {extensions}: 2 extension builds, 5.0 KB" in p.stdout
     assert not extensions.exists() and (tmp_path / "cache").is_dir()
     p = cli("cache", "clear", "--yes", env=env)
     assert p.exit_code == 0 and "nothing to clear" in p.stdout

@@ -10,7 +10,7 @@ import typer
 
 from kernelevolve.cli.common import app, plain_console, usage_error
 from kernelevolve.cli.runs_cmd import confirm
-from kernelevolve.platforms.extension_cache import extensions_root
+from kernelevolve.platforms.extension_cache import BUILT, extensions_root
 
 cache_app = typer.Typer(no_args_is_help=False)
 app.add_typer(cache_app, name="cache")
@@ -22,9 +22,9 @@ def extensions_dir() -> Path:
 
 
 def usage(folder: Path) -> tuple[int, int]:
-    """Builds (one folder each; the build service's hidden locks and staging folders aside) and bytes under the
-    folder; symbolic links are not followed."""
-    builds = sum(1 for p in folder.iterdir() if p.is_dir() and not p.name.startswith(".")) if folder.is_dir() else 0
+    """Complete builds (one folder each, holding the build service's marker) and bytes under the folder; symbolic
+    links are not followed."""
+    builds = sum(1 for p in folder.iterdir() if (p / BUILT).is_file()) if folder.is_dir() else 0
     size = 0
     for root, _dirs, files in os.walk(folder):
         for name in files:

@@ -294,3 +294,40 @@ def test_a_long_build_log_keeps_its_head_and_its_end():
     assert short.startswith("first error: here") and short.endswith("last line")
     assert len(short) < builds.LOG_HEAD + builds.LOG_TAIL + 100 and "characters of the build log left out" in short
     assert builds._shortened("short log") == "short log"
+
+
+def test_a_held_build_lock_is_waited_for_only_while_the_requester_lives(tmp_path):
+    """The lock files are readable in the sandbox, and flock needs no more: a candidate holding one must not stall
+    other workers' builds for ever."""
+    import fcntl
+    import os
+
+    from kernelevolve.eval import builds
+
+    service = BuildService(root=tmp_path / "extensions", timeout_s=60)
+    request = _main_request(tmp_path)
+    (tmp_path / "extensions" / builds.LOCKS).mkdir(parents=True)
+    held = os.open(tmp_path / "extensions" / builds.LOCKS / f"{key(request)}.lock", os.O_RDONLY | os.O_CREAT)
+    fcntl.flock(held, fcntl.LOCK_EX)
+    try:
+        t0 = time.monotonic()
+        with pytest.raises(OSError, match="stayed held"):
+            service.build(request, alive=lambda: time.monotonic() - t0 < 0.5)
+        assert time.monotonic() - t0 < 5
+    finally:
+        os.close(held)
+
+
+def test_a_build_that_leaves_a_link_is_refused_and_the_headers_beside_a_source_travel(tmp_path):
+    from kernelevolve.eval import builds
+
+    (tmp_path / "tree").mkdir()
+    (tmp_path / "tree" / "ok.o").write_text("")
+    assert builds._not_plain(tmp_path / "tree") == ""
+    (tmp_path / "tree" / BUILT).symlink_to(tmp_path / "elsewhere")
+    assert builds._not_plain(tmp_path / "tree") == BUILT
+    (tmp_path / "common.cuh").write_text("#define ONE 1\n")
+    (tmp_path / "k.cu").write_text('#include "common.cuh"\n')
+    request = request_of("load", {"name": "k", "sources": str(tmp_path / "k.cu")})
+    assert request["kwargs"]["sources"] == ["0-k.cu"]
+    assert request["files"] == {"0-k.cu": '#include "common.cuh"\n', "common.cuh": "#define ONE 1\n"}

@@ -8,9 +8,11 @@ and reads one reply per request. The service, a thread of the parent per child:
   K only ever holds the build of the request whose hash is K);
 - answers at once where `extensions/K` is complete;
 - else takes the key's flock (one builder per key; a dead holder's flock is released by the kernel), builds in
-  `python -m kernelevolve.eval.worker.build` in the sandbox with only a fresh staging folder writable, and renames
-  the finished folder to `extensions/K`. A build killed part-way (its deadline, its child's death) leaves a staging
-  folder that nothing loads and the next build of K does not wait on.
+  `python -m kernelevolve.eval.worker.build` in the sandbox with only a fresh staging folder writable (the flags
+  are the candidate's and reach the compiler, so the step is confined like the candidate), refuses a staging
+  folder holding anything but plain files and folders, and renames the finished folder to `extensions/K`. A
+  build killed part-way (its deadline, its child's death) leaves a staging folder that nothing loads and the
+  next build of K does not wait on.
 
 Candidates see the cache read-only (eval/sandbox.py): they load builds and can neither write nor replace one.
 """
@@ -22,6 +24,7 @@ import fcntl
 import json
 import os
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -32,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from kernelevolve.eval import spawn
-from kernelevolve.platforms.extension_cache import BUILD_FDS_ENV, BUILT, built, extensions_root, key
+from kernelevolve.platforms.extension_cache import BUILD_FDS_ENV, BUILT, KINDS, built, extensions_root, key
 
 LOCKS, STAGING = ".locks", ".staging"
 # What a failed build's log keeps: its first error is near the head, the last at the end.
@@ -43,15 +46,24 @@ STALE_STAGING_S = 3600.0
 class BuildService:
     """Builds requests into the extension cache under `root` (default: the cache's `extensions`)."""
 
-    def __init__(self, root: Path | None = None, timeout_s: float = 600.0, env: dict[str, str] | None = None):
+    def __init__(
+        self,
+        root: Path | None = None,
+        timeout_s: float = 600.0,
+        env: dict[str, str] | None = None,
+        memory_limit: int = 0,
+    ):
         self.root = root or extensions_root()
         self.timeout_s = timeout_s
         self.env = env
+        self.memory_limit = memory_limit
 
     def build(self, request: dict[str, Any], alive: Callable[[], bool] = lambda: True) -> dict[str, Any]:
         """{"ok": True, "folder": ...} or {"ok": False, "log": what the compiler said, or why there is no build}."""
         try:
             name = str(request["kwargs"]["name"])
+            if request.get("kind") not in KINDS:
+                raise ValueError(f"unknown kind {request.get('kind')!r}")
             build_key = key(request)
         except (KeyError, TypeError, ValueError) as e:
             return {"ok": False, "log": f"malformed build request: {e}"}
@@ -60,7 +72,7 @@ class BuildService:
             return {"ok": True, "folder": str(folder)}
         for sub in (LOCKS, STAGING):
             (self.root / sub).mkdir(parents=True, exist_ok=True)
-        with _flock(self.root / LOCKS / f"{build_key}.lock"):
+        with _flock(self.root / LOCKS / f"{build_key}.lock", alive, time.monotonic() + self.timeout_s):
             folder = built(self.root, build_key)  # built by another while this waited
             if folder is not None:
                 return {"ok": True, "folder": str(folder)}
@@ -70,7 +82,12 @@ class BuildService:
                 log = self._compile(request, staging, name, alive)
                 if log is not None:
                     return {"ok": False, "log": log}
-                (staging / BUILT).write_text(json.dumps({"name": name, "pid": os.getpid()}) + "\n")
+                odd = _not_plain(staging)
+                if odd:  # the build step ran the candidate's flags: a link here could point the parent anywhere
+                    return {"ok": False, "log": f"the build left {odd}, which is not a plain file or folder"}
+                fd = os.open(staging / BUILT, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+                with os.fdopen(fd, "w") as marker:
+                    marker.write(json.dumps({"name": name, "pid": os.getpid()}) + "\n")
                 final = self.root / build_key
                 if final.exists():  # an unfinished folder of an older layout: never loaded, replaced
                     shutil.rmtree(final, ignore_errors=True)
@@ -85,7 +102,14 @@ class BuildService:
         env = spawn.child_env(self.env or {})
         with tempfile.TemporaryFile() as log:
             proc = spawn.start(
-                cmd, sandboxed=True, writable=[str(staging)], stdin=subprocess.PIPE, stdout=log, stderr=log, env=env
+                cmd,
+                sandboxed=True,
+                writable=[str(staging)],
+                memory_limit=self.memory_limit,  # the requester's limit holds over its builds too
+                stdin=subprocess.PIPE,
+                stdout=log,
+                stderr=log,
+                env=env,
             )
             try:
                 assert proc.stdin is not None
@@ -120,13 +144,33 @@ def _shortened(log: str) -> str:
 
 
 @contextlib.contextmanager
-def _flock(path: Path) -> Iterator[None]:
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+def _flock(path: Path, alive: Callable[[], bool], deadline: float) -> Iterator[None]:
+    """The key's lock, waited for while the requester lives and the deadline allows (a lock file is readable in
+    the sandbox, and flock needs no more: a candidate could hold one)."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if not alive() or time.monotonic() > deadline:
+                    raise OSError(f"the build lock {path.name} stayed held") from None
+                time.sleep(0.1)
         yield
     finally:
         os.close(fd)
+
+
+def _not_plain(folder: Path) -> str:
+    """The first entry under folder that is neither a plain file nor a folder ("" when there is none)."""
+    for root, dirs, files in os.walk(folder):
+        for name in dirs + files:
+            path = os.path.join(root, name)
+            mode = os.lstat(path).st_mode
+            if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+                return os.path.relpath(path, folder)
+    return ""
 
 
 def _sweep(staging: Path) -> None:
@@ -149,6 +193,7 @@ class Channel:
         self._requests, self._child_requests = os.pipe()
         self._child_replies, self._replies = os.pipe()
         self._thread: threading.Thread | None = None
+        self._served = False
 
     def child_env(self) -> dict[str, str]:
         return {BUILD_FDS_ENV: f"{self._child_requests},{self._child_replies}"}
@@ -160,11 +205,19 @@ class Channel:
         """Once the child has started: close its ends here and serve it in a daemon thread."""
         for fd in self.child_fds():
             os.close(fd)
+        self._served = True
         self._thread = threading.Thread(target=self._loop, args=(alive,), name="kernelevolve-builds", daemon=True)
         self._thread.start()
 
+    def join(self, timeout_s: float = 5.0) -> None:
+        """Wait for the serving thread to end (its child is dead: a build it ran is stopped and cleaned up)."""
+        if self._thread is not None:
+            self._thread.join(timeout_s)
+
     def close(self) -> None:
-        """Without a child (it failed to start): close every end."""
+        """Without a child (it failed to start): close every end. Once served, the thread owns them."""
+        if self._served:
+            return
         for fd in (*self.child_fds(), self._requests, self._replies):
             with contextlib.suppress(OSError):
                 os.close(fd)
@@ -182,8 +235,8 @@ class Channel:
                     try:
                         request = json.loads(line)
                         reply = self.service.build(request, alive) if isinstance(request, dict) else None
-                    except ValueError:
-                        reply = None
+                    except Exception as e:  # noqa: BLE001 - one request failing must not end the service
+                        reply = {"ok": False, "log": f"the build failed in the harness: {type(e).__name__}: {e}"}
                     reply = reply or {"ok": False, "log": "malformed build request"}
                     data = (json.dumps(reply) + "\n").encode()
                     while data:

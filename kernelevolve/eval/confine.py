@@ -13,7 +13,8 @@ worker must write, then drop every capability and exec the worker (torch-free; s
 - Each `--overlay` folder (the shared caches: the measured peaks, Triton's and inductor's) is seen through an
   overlay whose upper layer is BASE/upper, in the worker's private folder: what the caches hold is readable, what
   the worker writes stays its own (eval/sandbox.py shares only what it wrote before the candidate loaded). Where
-  overlayfs cannot be mounted, the folder is bound writable instead, with a line on stderr.
+  overlayfs cannot be mounted, an empty private folder takes its place (a cold cache, never a shared writable
+  one), with a line on stderr.
 - /dev/shm becomes a private tmpfs, /proc/sys read-only.
 - Then `setpriv` clears the capability sets and sets no_new_privs: the candidate, root or not, cannot remount.
 
@@ -107,9 +108,11 @@ def confine(writable: list[str], overlays: list[tuple[str, str]] = ()) -> None:
     for lower, base in overlays:
         try:
             overlay(lower, base)
-        except OSError as e:  # no overlayfs here: the cache stays shared, and the probe's description says so
-            print(f"confine: {e}; {lower} stays writable", file=sys.stderr)
-            _mount(lower, lower, None, MS_BIND | MS_REC)
+        except OSError as e:  # no overlayfs here: an empty private folder instead (a cold cache, never a shared one)
+            private = os.path.join(base, "private")
+            os.makedirs(private, exist_ok=True)
+            print(f"confine: {e}; {lower} is replaced by an empty private folder", file=sys.stderr)
+            _mount(private, lower, None, MS_BIND | MS_REC)
     if os.path.isdir("/dev/shm"):
         _mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777")
     if os.path.isdir("/proc/sys"):

@@ -64,9 +64,6 @@ class WorkerProcess:
         env[RESULT_FD_ENV] = str(write_fd)
         env[LIFELINE_ENV] = str(life_read)
         env["PYTHONUNBUFFERED"] = "1"
-        # Its C++/CUDA extensions are built by the harness, in a step of its own (eval/builds.py).
-        builds = Channel(BuildService(timeout_s=build_timeout_s, env=platform.worker_env()))
-        env.update(builds.child_env())
         # The compile baseline compiles in the worker itself: inductor's subprocess pool would start a timer
         # thread at an unpredictable moment, which the threads check would blame on the candidate.
         env["TORCHINDUCTOR_COMPILE_THREADS"] = "1"
@@ -77,6 +74,9 @@ class WorkerProcess:
             limit = default_memory_limit() if memory_limit is None else memory_limit
             env[MEMORY_LIMIT_ENV] = str(limit)
         self.memory_limit = limit
+        # Its C++/CUDA extensions are built by the harness, in a step of its own (eval/builds.py), under its limit.
+        builds = Channel(BuildService(timeout_s=build_timeout_s, env=platform.worker_env(), memory_limit=limit))
+        env.update(builds.child_env())
         try:
             self.proc = spawn.start(  # its own process group, killed whole, in the candidate's namespaces
                 [sys.executable, "-m", "kernelevolve.eval.worker"],
@@ -92,6 +92,7 @@ class WorkerProcess:
             builds.close()
             raise
         builds.serve(alive=lambda: self.proc.poll() is None)
+        self._builds = builds
         os.close(write_fd)
         os.close(life_read)
         self._events = os.fdopen(read_fd, "rb", buffering=0)
@@ -117,10 +118,12 @@ class WorkerProcess:
         line, self._buffer = self._buffer.split(b"\n", 1)
         try:
             event = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
+            event = None
+        if not isinstance(event, dict) or not isinstance(event.get("event", ""), str):  # not the harness's
             return {"event": "garbage", "line": line[:200].decode(errors="replace")}
         if event.get("event") == "stage":
-            self.last_stage = event.get("stage", self.last_stage)
+            self.last_stage = str(event.get("stage", self.last_stage))
         return event
 
     def send_job(self, job: EvalJob) -> None:
@@ -154,6 +157,7 @@ class WorkerProcess:
         """Kill the whole process group (the candidate's children too); returns the worker's exit status.
         keep_events: the events pipe stays open, for `results_left`."""
         code = spawn.kill_group(self.proc)
+        self._builds.join()  # a build it asked for is stopped and its staging folder removed before this returns
         self._close_stdin()
         if not keep_events:
             self._events.close()
@@ -297,6 +301,9 @@ class Evaluator:
         self._busy.add(worker)
         try:
             result = self._run(worker, job)
+        except BaseException:
+            worker.kill()  # its events pipe too
+            raise
         finally:
             self._busy.discard(worker)
             t0 = time.monotonic()
@@ -372,8 +379,11 @@ class Evaluator:
                 break
             kind = event.get("event")
             if kind == "result":
-                result = EvalResult.model_validate(event["result"])
                 worker.results += 1
+                try:
+                    result = EvalResult.model_validate(event.get("result"))
+                except ValueError as e:  # pydantic's ValidationError: not a result the harness wrote
+                    result = acceptance.reject(self._base(job, Status.OK, ""), f"a malformed result ({e})"[:600])
                 # The worker exits right after its result: reading to the pipe's end counts a result the candidate
                 # wrote before the harness's own (eval/acceptance.py).
                 t_end = time.monotonic()
@@ -388,12 +398,18 @@ class Evaluator:
                     worker.end_trusted_phase()
                 continue
             if kind == "problem_error":
-                raise ProblemError(event["message"])
+                # Raised (it stops a search) only where the harness can have sent it: in phase A of a full job.
+                if trusted_done or job.build_only:
+                    result = acceptance.reject(
+                        self._base(job, Status.OK, ""), "a problem error after the candidate loaded"
+                    )
+                    break
+                raise ProblemError(str(event.get("message", "")))
             if kind == "error":
-                result = self._base(job, Status.CRASHED, f"the worker failed: {event['message']}")
+                result = self._base(job, Status.CRASHED, f"the worker failed: {event.get('message', '')}")
                 break
             if kind == "harness_limit":
-                result = self._base(job, Status.HARNESS_LIMIT, event["message"])
+                result = self._base(job, Status.HARNESS_LIMIT, str(event.get("message", "")))
                 break
         result.stages = {"worker_start": round(worker_start, 4), "worker_wait": round(worker_wait, 4), **result.stages}
         result.sandbox = sandbox.describe(memory_limited=self.target == "cpu")

@@ -18,7 +18,7 @@
 - **One memory limit over its process tree** (cpu target): a memory cgroup per worker (eval/cgroup.py) where this
   machine lets us make one; the worker also caps each process's address space.
 
-Not yet: everything stays readable. Where overlayfs cannot be mounted the caches are bound writable, and shared.
+Not yet: everything stays readable. Where overlayfs cannot be mounted each worker gets empty private caches.
 As root the namespaces are made directly; otherwise inside a user namespace. Where they cannot be made (no
 `unshare`, user namespaces disabled), the worker runs without them, and where the file system cannot be made
 read-only it runs writable; every result says which (`sandbox`). `KERNELEVOLVE_SANDBOX=off` turns it all off.
@@ -92,7 +92,7 @@ def _prefix() -> tuple[tuple[str, ...], bool, str]:
                 return (
                     cmd,
                     True,
-                    made + ", a read-only file system but for its own folders; the caches writable (no overlayfs)",
+                    made + ", a read-only file system but for its own folders; private, empty caches (no overlayfs)",
                 )
             return cmd, False, made + f"; the file system is writable ({fs_why})"
         why = _last_line(p.stderr, p.returncode)
@@ -117,7 +117,8 @@ def _probe_file_system(namespaces: tuple[str, ...]) -> tuple[bool, str, bool]:
             p = subprocess.run(cmd, capture_output=True, text=True, timeout=30, env=_python_env())
         except (OSError, subprocess.SubprocessError) as e:
             return False, str(e), False
-        overlaid = not os.path.exists(os.path.join(cache, "w"))
+        fell_back = os.path.isdir(os.path.join(writable, "layer", "private"))  # confine.py's empty private folder
+        overlaid = not os.path.exists(os.path.join(cache, "w")) and not fell_back
     if p.returncode == 0:
         return True, "", overlaid
     return False, _last_line(p.stderr, p.returncode), False

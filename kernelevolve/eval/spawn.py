@@ -5,10 +5,12 @@ candidate started (ninja, g++, nvcc) dies with it. The evaluator's workers and t
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import weakref
 from collections.abc import Callable, Mapping, Sequence
@@ -76,9 +78,29 @@ def start(
 
 def _release(private_tmp: str | None, cage: cgroup.MemoryCage | None) -> None:
     if private_tmp:
-        shutil.rmtree(private_tmp, ignore_errors=True)
+        _remove(private_tmp)
     if cage is not None:
         cage.remove()
+
+
+def _remove(folder: str) -> None:
+    """rmtree, making unreadable folders readable first (overlayfs leaves its work folder at mode 000 inside a user
+    namespace)."""
+
+    def retry(func: Callable[[str], Any], path: str, _error: object) -> None:
+        for target in (os.path.dirname(path), path):
+            with contextlib.suppress(OSError):
+                os.chmod(target, 0o700)
+        with contextlib.suppress(OSError):
+            if os.path.isdir(path) and not os.path.islink(path):
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                func(path)
+
+    if sys.version_info >= (3, 12):
+        shutil.rmtree(folder, onexc=retry)
+    else:
+        shutil.rmtree(folder, onerror=retry)
 
 
 def release(proc: subprocess.Popen) -> None:

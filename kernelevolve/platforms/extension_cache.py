@@ -23,6 +23,7 @@ import inspect
 import json
 import os
 import tempfile
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -70,13 +71,14 @@ def request_of(kind: str, arguments: dict[str, Any]) -> dict[str, Any]:
     if kind == "load":
         sources = named.get("sources")
         paths = [sources] if isinstance(sources, str) else list(sources or [])
+        names = []
         for i, path in enumerate(paths):
             base = f"{i}-{Path(path).name}"  # two sources of one base name stay two files
-            try:
-                files[base] = Path(path).read_text()
-            except (OSError, UnicodeDecodeError) as e:
-                raise BuildError(f"cannot read the extension source {path}: {e}") from e
-        named["sources"] = list(files)
+            files[base] = _text(Path(path))
+            names.append(base)
+        for header in _headers_beside(paths):  # `#include "common.cuh"` next to a source finds it in staging too
+            files.setdefault(header.name, _text(header))
+        named["sources"] = names
     for field in ("cpp_sources", "cuda_sources", "sycl_sources"):
         if isinstance(named.get(field), str):
             named[field] = [named[field]]
@@ -92,6 +94,34 @@ def _torch() -> tuple[str, str]:
         release = ""
     spec = importlib.util.find_spec("torch")
     return release, str(spec.origin if spec else "")
+
+
+HEADER_SUFFIXES = (".h", ".hh", ".hpp", ".hxx", ".cuh", ".inc", ".inl")
+HEADERS_MAX_BYTES = 4 << 20
+
+
+def _text(path: Path) -> str:
+    try:
+        return path.read_text()
+    except (OSError, UnicodeDecodeError) as e:
+        raise BuildError(f"cannot read the extension source {path}: {e}") from e
+
+
+def _headers_beside(sources: list[str]) -> list[Path]:
+    """The headers in the folders of `load`'s sources (the build step sees none of the caller's folders)."""
+    found, size = [], 0
+    for folder in dict.fromkeys(Path(p).resolve().parent for p in sources):
+        try:
+            entries = sorted(folder.iterdir())
+        except OSError:
+            continue
+        for path in entries:
+            if path.suffix in HEADER_SUFFIXES and path.is_file():
+                size += path.stat().st_size
+                if size > HEADERS_MAX_BYTES:
+                    raise BuildError(f"the headers beside {sources[0]} exceed {HEADERS_MAX_BYTES >> 20} MB")
+                found.append(path)
+    return found
 
 
 def key(request: dict[str, Any]) -> str:
@@ -178,17 +208,22 @@ def install(root: Path | None = None, report: BuildReport | None = None, channel
     from torch.utils import cpp_extension
 
     base = root or extensions_root()
-    names: dict[str, str] = {}  # name -> key of the build loaded under it in this process
+    versions: dict[str, dict[str, str]] = {}  # name -> {key of the request as called: the name it loads under}
     here: dict[str, Path] = {}  # key -> folder, for builds made in this process (no build service)
+    lock = threading.Lock()  # one request at a time on the pipes: candidates build from threads too
 
     def fetch(request: dict[str, Any]) -> Path:
+        with lock:
+            return _fetch(request)
+
+    def _fetch(request: dict[str, Any]) -> Path:
         kw = request["kwargs"]
+        seen = versions.setdefault(kw["name"], {})
+        as_called = key(request)
+        if as_called not in seen:  # as torch does: another build under one name loads as NAME_vN
+            seen[as_called] = kw["name"] if not seen else f"{kw['name']}_v{len(seen)}"
+        kw["name"] = seen[as_called]
         build_key = key(request)
-        taken = {k for n, k in names.items() if n == kw["name"] or n.startswith(kw["name"] + "_v")}
-        if taken and build_key not in taken:  # as torch does: another build of one name loads as NAME_vN
-            kw["name"] = f"{kw['name']}_v{len(taken)}"
-            build_key = key(request)
-        names[kw["name"]] = build_key
         folder = built(base, build_key) or here.get(build_key)
         if folder is not None:
             return folder

@@ -114,3 +114,35 @@ def test_each_disagreement_is_named():
     rejected = acceptance.reject(_ok(), "why")
     assert rejected.status is Status.REJECTED and rejected.fitness == 0.0 and rejected.cases[0].speedup is None
     assert json.loads(rejected.model_dump_json())["reason"].startswith(acceptance.REJECTED_PREFIX)
+
+
+JUNK = """
+import os, stat
+import torch
+import torch.nn as nn
+
+for line in (b"5\\n", b'{"event": "stage", "stage": 5}\\n', b'{"event": "result", "result": {}}\\n',
+             b'{"event": "problem_error", "message": "stop the whole search"}\\n'):
+    for fd in map(int, os.listdir("/proc/self/fd")):
+        try:
+            if stat.S_ISFIFO(os.fstat(fd).st_mode):
+                os.write(fd, line)
+        except OSError:
+            pass
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        return torch.relu(x)
+"""
+
+
+def test_junk_on_the_events_pipe_is_a_rejected_evaluation_not_a_stopped_search(tmp_path, evaluator):
+    """Lines that are not the harness's (not an object, a stage that is not text, a result that is not one, a
+    problem error after the candidate loaded) reject this evaluation and raise nothing."""
+    path = tmp_path / "junk.py"
+    path.write_text(JUNK)
+    result = evaluator.evaluate(load_problem(RELU), path, trials=1)
+    assert result.status is Status.REJECTED, (result.reason, result.log_tail[-1500:])
+    assert result.reason.startswith(acceptance.REJECTED_PREFIX)
+    assert evaluator.evaluate(load_problem(RELU), FIXTURES / "candidates" / "relu_ok.py", trials=1).status is Status.OK

@@ -1,7 +1,8 @@
 """The build step (`python -m kernelevolve.eval.worker.build FOLDER`, request on stdin): torch's own build of one
 extension request into FOLDER, started by the parent's build service (eval/builds.py) in the sandbox with only
-FOLDER and a private temporary folder writable. No candidate code runs here: the request is data (sources and
-flags), and the built library is never imported in this process, so its static initialisers do not run either.
+FOLDER and a private temporary folder writable. The candidate's Python never runs here and the built library is
+never imported (its static initialisers do not run), but the request's flags are the candidate's and reach the
+compiler, so this step is confined as the candidate is, and the parent checks what it leaves.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-ARCH = re.compile(r"[0-9]+\.[0-9]+[a-z]?(\+PTX)?([; ][0-9]+\.[0-9]+[a-z]?(\+PTX)?)*")
+ARCH = re.compile(r"[A-Za-z0-9.+]+([; ][A-Za-z0-9.+]+)*")  # "9.0", "8.0;9.0+PTX", "Hopper"
 
 
 def build(request: dict[str, Any], folder: Path) -> None:

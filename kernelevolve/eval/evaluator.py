@@ -28,6 +28,7 @@ from kernelevolve.eval import acceptance, sandbox, spawn
 from kernelevolve.eval.builds import BuildService, Channel
 from kernelevolve.eval.job import EvalJob, EvalOptions
 from kernelevolve.eval.spawn import DEVICE_ENV, LIFELINE_ENV, MEMORY_LIMIT_ENV, RESULT_FD_ENV
+from kernelevolve.eval.worker.candidate import CandidateLoadError, read_source
 from kernelevolve.platforms import get_platform
 from kernelevolve.platforms.extension_cache import is_build_stage
 from kernelevolve.problem.problem import Problem, ProblemError, source_hash
@@ -193,12 +194,10 @@ class WorkerProcess:
 
 
 def _hash_of(path: Path) -> str:
-    """The hash the worker records for a file: its text, or "" where it is not UTF-8 Python (eval/worker)."""
+    """The hash the worker records for a file: its text, or "" where it is not UTF-8 Python (read_source)."""
     try:
-        text = path.read_bytes().decode("utf-8")
-    except (OSError, UnicodeDecodeError):
-        text = ""
-    if "\x00" in text:
+        text = read_source(path)
+    except (CandidateLoadError, OSError):
         text = ""
     try:
         return source_hash(text)

@@ -22,6 +22,7 @@ import importlib.util
 import inspect
 import json
 import os
+import re
 import tempfile
 import threading
 from collections.abc import Callable
@@ -190,12 +191,39 @@ def _ask(channel: Channel, request: dict[str, Any]) -> dict[str, Any]:
     return json.loads(line)
 
 
+ARCH = re.compile(r"[A-Za-z0-9.+]+([; ][A-Za-z0-9.+]+)*")  # "9.0", "8.0;9.0+PTX", "Hopper"
+
+
+def build_into(request: dict[str, Any], folder: Path) -> None:
+    """Build the request into folder with torch's load_inline / load, without importing what was built."""
+    from torch.utils import cpp_extension
+
+    arch = str(request.get("arch") or "")
+    if arch:
+        if not ARCH.fullmatch(arch):
+            raise ValueError(f"not a CUDA architecture list: {arch!r}")
+        os.environ["TORCH_CUDA_ARCH_LIST"] = arch
+    kw = dict(request["kwargs"])
+    files = request.get("files") or {}
+    for name, text in files.items():
+        (folder / Path(name).name).write_text(text)
+    if request["kind"] == "load":
+        kw["sources"] = [str(folder / Path(name).name) for name in kw.get("sources", [])]
+    kw["build_directory"] = str(folder)
+    call = getattr(cpp_extension, request["kind"])
+    call = getattr(call, "__wrapped__", call)  # torch's own, where this process wrapped it (extension_cache)
+    imported = cpp_extension._import_module_from_library
+    cpp_extension._import_module_from_library = lambda *args, **kwargs: None
+    try:
+        call(**kw)
+    finally:
+        cpp_extension._import_module_from_library = imported
+
+
 def _build_here(request: dict[str, Any]) -> Path:
     """No build service (a script that wraps torch itself): build in a private folder no other process loads."""
-    from kernelevolve.eval.worker import build as builder
-
     folder = Path(tempfile.mkdtemp(prefix="kernelevolve-extension-"))
-    builder.build(request, folder)
+    build_into(request, folder)
     return folder
 
 

@@ -1,0 +1,94 @@
+"""The memory cgroup's choice of hierarchy and the files it writes, on a stand-in for /sys/fs/cgroup: this
+machine's controllers are bound to cgroup v1, so the v2 branch (most current distributions) cannot run for real
+here. What the kernel enforces is tests/adversarial/test_sandbox.py's, on whichever version the machine has."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kernelevolve.eval import cgroup
+
+
+def _own_v2_path() -> str:
+    """This process's cgroup in the unified hierarchy ('0::PATH'), which _root looks below."""
+    for line in Path("/proc/self/cgroup").read_text().splitlines():
+        if line.startswith("0::"):
+            return line[3:].lstrip("/")
+    return ""
+
+
+def _fake_v2(root: Path, delegated: str, monkeypatch) -> None:
+    own = root / _own_v2_path()
+    own.mkdir(parents=True, exist_ok=True)
+    (root / "cgroup.controllers").write_text("cpuset cpu io memory pids\n")
+    (own / "cgroup.subtree_control").write_text(delegated)
+    monkeypatch.setattr(cgroup, "CGROUP_FS", root)
+    cgroup._root.cache_clear()
+
+
+@pytest.fixture(autouse=True)
+def _fresh_root():
+    cgroup._root.cache_clear()
+    yield
+    cgroup._root.cache_clear()  # the real hierarchy again for the tests after these
+
+
+def test_v2_with_memory_delegated_limits_the_tree_and_reads_its_kills(tmp_path, monkeypatch):
+    _fake_v2(tmp_path / "cg", "cpu memory pids\n", monkeypatch)
+    folder, version = cgroup._root()
+    assert version == "v2" and folder is not None and folder.is_relative_to(tmp_path / "cg")
+    assert cgroup.available() and cgroup.describe() == "a memory cgroup over its process tree"
+
+    cage = cgroup.MemoryCage(3 << 30)
+    assert cage.version == "v2" and cage.folder.parent == folder
+    assert (cage.folder / "memory.max").read_text() == str(3 << 30)
+    assert not cage.oom_killed()  # no memory.events yet: nothing killed
+    (cage.folder / "memory.events").write_text("low 0\nhigh 0\nmax 7\noom 1\noom_kill 0\n")
+    assert not cage.oom_killed()  # hitting the limit is not a kill
+    (cage.folder / "memory.events").write_text("low 0\nhigh 0\nmax 9\noom 2\noom_kill 1\n")
+    assert cage.oom_killed()
+
+    (cage.folder / "memory.events").unlink()
+    (cage.folder / "memory.max").unlink()  # a real cgroupfs drops its files with the folder
+    cage.remove()
+    assert not cage.folder.exists()
+
+
+def test_v2_turns_swap_off_where_the_kernel_accounts_it(tmp_path, monkeypatch):
+    """With swap accounting, memory.swap.max exists in every new cgroup: the limit must not spill into swap."""
+    _fake_v2(tmp_path / "cg", "memory\n", monkeypatch)
+    real_mkdir = Path.mkdir
+
+    def mkdir_like_cgroupfs(self, *args, **kwargs):
+        real_mkdir(self, *args, **kwargs)
+        if self.name.startswith("kernelevolve-") and "probe" not in self.name:
+            (self / "memory.swap.max").write_text("max\n")
+
+    monkeypatch.setattr(Path, "mkdir", mkdir_like_cgroupfs)
+    cage = cgroup.MemoryCage(1 << 30)
+    assert (cage.folder / "memory.swap.max").read_text() == "0"
+
+
+def test_v2_without_memory_delegated_says_so(tmp_path, monkeypatch):
+    _fake_v2(tmp_path / "cg", "cpu pids\n", monkeypatch)
+    assert cgroup._root() == (None, "cgroup v2 without the memory controller delegated to this process's children")
+    assert not cgroup.available()
+    assert cgroup.describe() == (
+        "memory capped per process (cgroup v2 without the memory controller delegated to this process's children)"
+    )
+    with pytest.raises(OSError, match="no memory cgroup"):
+        cgroup.MemoryCage(1 << 30)
+
+
+def test_an_evaluator_killed_with_9_leaves_no_cgroup_for_long(tmp_path, monkeypatch):
+    """The next cage sweeps the empty cgroups of evaluators that are gone, and keeps those of live ones."""
+    _fake_v2(tmp_path / "cg", "memory\n", monkeypatch)
+    folder, _ = cgroup._root()
+    gone = folder / "kernelevolve-999999999-0"  # no such process
+    alive = folder / "kernelevolve-1-0"  # init: always there
+    gone.mkdir()
+    alive.mkdir()
+    cgroup.MemoryCage(1 << 30)
+    assert not gone.exists() and alive.exists()

@@ -129,3 +129,21 @@ def test_a_worker_does_not_outlive_an_evaluator_killed_mid_evaluation(tmp_path, 
         parent.send_signal(signal.SIGKILL)
         parent.wait()
     assert _stopped(beat), "the worker outlived the killed evaluator"
+
+
+def test_the_harness_keeping_its_cache_writes_is_on_neither_clock(relu_problem, monkeypatch):
+    """At the end of the trusted phase the evaluator copies what it wrote into the shared caches while the worker
+    waits; a slow copy (a large inductor cache, a slow disk) is the harness's time, not the candidate's."""
+    from kernelevolve.eval.evaluator import Evaluator, WorkerProcess
+
+    timeout_s = 8.0
+    keep = WorkerProcess.end_trusted_phase
+
+    def slow_copy(self):
+        time.sleep(timeout_s)
+        keep(self)
+
+    monkeypatch.setattr(WorkerProcess, "end_trusted_phase", slow_copy)
+    with Evaluator("cpu", timeout_s=timeout_s) as ev:
+        result = ev.evaluate(relu_problem, CANDIDATES / "relu_ok.py")
+    assert result.status is Status.OK, result.reason

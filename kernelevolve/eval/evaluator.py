@@ -395,6 +395,7 @@ class Evaluator:
                 if not trusted_done and not job.build_only:
                     trusted_done = True
                     worker.end_trusted_phase()
+                    clock = time.monotonic()  # copying the trusted phase's cache writes is ours: on neither clock
                 continue
             if kind == "problem_error":
                 # Raised (it stops a search) only where the harness can have sent it: in phase A of a full job.

@@ -57,10 +57,14 @@ def test_triton_candidate_is_correct_in_the_interpreter(cpu_evaluator, small_exa
 
 @pytest.mark.parametrize("name", NAMES)
 def test_cpp_candidate_is_correct_and_timed(cpu_evaluator, small_examples, name):
+    """With the kernel policy on (the cpu default is off): these are also the adversarial suite's honest C++
+    kernels, so that each C++ build (about a minute on CI's machine) serves both."""
     problem = small_examples[name]
-    result = cpu_evaluator.evaluate(problem, EXAMPLES / name / "candidate_cpp.py")
+    result = cpu_evaluator.evaluate(problem, EXAMPLES / name / "candidate_cpp.py", require_kernel=True)
     assert result.status is Status.OK, (result.reason, result.log_tail)
     assert result.languages == ["cpp"] and not result.interpreted
+    honest_checks = {"uninitialised_memory", "structure", "aliasing", "order", "determinism", "threads", "integrity"}
+    assert honest_checks | {"kernel_policy", "kernel_launch", "timing_outputs"} <= set(result.checks), result.checks
     assert result.speedup and result.speedup > 0 and result.fitness == result.speedup
     for case in result.cases:
         assert case.t_candidate_ms > 0 and case.t_eager_ms > 0 and case.t_candidate_iqr_ms is not None

@@ -14,7 +14,7 @@ FAILURES = [
     ("no_modelnew.py", Status.COMPILE_ERROR, "does not define class ModelNew"),
     ("raises.py", Status.RUNTIME_ERROR, "invalid configuration"),
     ("exits.py", Status.CRASHED, "exited with status 3"),
-    ("segfault_cpp.py", Status.CRASHED, "SIGSEGV"),
+    ("segfault_native.py", Status.CRASHED, "SIGSEGV"),
     ("exhausts_memory.py", Status.RUNTIME_ERROR, "can't allocate memory"),
     ("relu_wrong.py", Status.INCORRECT, "beyond the error budget"),
     ("modifies_input.py", Status.INCORRECT, "input 0 was modified"),

@@ -124,12 +124,15 @@ def assert_each_run_ok(script: str, runs: dict[str, list[object]]) -> None:
     assert not failed, "\n\n".join(f"--- {run_id}:\n{text}" for run_id, text in failed.items())
 
 
-def assert_interpreted_candidate_correct(evaluator, directory: Path, name: str, candidate: Path) -> None:
-    """A Triton candidate for suite problem `name`, through the real harness on its small cases (interpreted)."""
+def assert_interpreted_candidate_correct(
+    evaluator, directory: Path, name: str, candidate: Path, cases: list[dict] | None = None
+) -> None:
+    """A Triton candidate for suite problem `name`, through the real harness on its small cases (interpreted), or
+    on `cases`."""
     from kernelevolve.problem.problem import load_problem
     from kernelevolve.result import Status
 
-    cases = SMALL_CASES[name]
+    cases = cases or SMALL_CASES[name]
     problem = load_problem(small_case_problem(directory, name, cases))
     result = evaluator.evaluate(problem, candidate, trials=2, require_kernel=True)
     assert result.status is Status.OK, (result.reason, result.log_tail)

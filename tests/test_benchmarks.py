@@ -115,3 +115,18 @@ def test_case_sweep_reads_the_problem_beside_the_path_given_not_beside_a_symlink
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env={**os.environ, "TRITON_INTERPRET": "1"})
     assert p.returncode == 0, p.stderr[-2000:]
     assert json.loads(out.read_text())["case"] == {"BATCH": 3, "DIM": 40}
+
+
+def test_judge_split_probe_moves_tensors_both_ways_and_brackets_the_runners_timing(tmp_path):
+    out = tmp_path / "probe.json"
+    cmd = [sys.executable, str(ROOT / "benchmarks" / "judge_split_probe.py"), "--device", "cpu"]
+    cmd += ["--sizes", "1000,70000", "--iters", "20", "--round-trips", "5", "--out", str(out)]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr[-2000:]
+    data = json.loads(out.read_text())
+    assert data["runner_start_s"] > 0 and data["empty_request_us_median"] > 0
+    assert [s["elements"] for s in data["sizes"]] == [1000, 70000]
+    for s in data["sizes"]:
+        assert s["wrong_outputs"] == 0  # the runner's output reached the judge's buffer, every call
+        assert s["runner_claimed_ms"] > 0 and s["judge_bracket_ms"] >= s["runner_claimed_ms"]
+    assert "| 70000 |" in p.stdout

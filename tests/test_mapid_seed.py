@@ -32,9 +32,10 @@ def table_of(size, low, high):
     return values
 
 
-def queries(table, max_raw_id, n):
+def queries(table, max_raw_id, n, every_entry):
+    # every_entry: each entry of the table queried (and its neighbours), else n entries drawn at random.
     first, last = int(table[0]), int(table[-1])
-    sample = table if table.numel() <= 2000 else table[torch.randint(0, table.numel(), (n,))]
+    sample = table if every_entry else table[torch.randint(0, table.numel(), (n,))]
     edge = [first, last, first - 1, last + 1, 0, 1, max_raw_id, max_raw_id - 1, max_raw_id + 1, -1, -(1 << 62),
             (1 << 63) - 1, -(1 << 63)]
     parts = [sample, sample - 1, sample + 1, torch.tensor(edge, dtype=torch.int64),
@@ -58,10 +59,14 @@ for size in (1, 2, 3, 17, 300, 100_000):  # 300: several levels at every fanout,
         remap = torch.randperm(table.numel(), dtype=torch.int64)
         remap[torch.rand(table.numel()) < 0.2] = -1
         remap[0] = -1  # an evicted first slot
-        # BLOCK does not divide the id count (one id dropped where it would).
-        for n, default_id in [(1, -7), (3 * BLOCK + 5, table.numel())]:
-            ids = queries(table, max_raw_id, n)
+        # BLOCK does not divide the id count (one id dropped where it would). The first call queries every entry
+        # (up to 300); the second takes several programs (its 2n random ids alone fill more than a block) and
+        # queries every entry of the small tables, n random entries of the others (a 300-entry table's every entry
+        # was queried by the first call, on the same table and remap).
+        for n, default_id, every_entry in [(1, -7, size <= 2000), (BLOCK // 2 + 3, table.numel(), size <= 17)]:
+            ids = queries(table, max_raw_id, n, every_entry)
             ids = ids[: ids.numel() - (ids.numel() % BLOCK == 0)]
+            assert n == 1 or ids.numel() > BLOCK
             want = problem.Model(max_raw_id, default_id)(ids, table, remap)
             got = module.ModelNew(max_raw_id, default_id)(ids, table, remap)
             assert got.dtype == torch.int64 and got.shape == want.shape

@@ -16,11 +16,6 @@ cache_app = typer.Typer(no_args_is_help=False)
 app.add_typer(cache_app, name="cache")
 
 
-def extensions_dir() -> Path:
-    """Where C++/CUDA extension builds are cached (platforms/extension_cache.py)."""
-    return extensions_root()
-
-
 def usage(folder: Path) -> tuple[int, int]:
     """Complete builds (one folder each, holding the build service's marker) and bytes under the folder; symbolic
     links are not followed."""
@@ -51,7 +46,7 @@ def cache_command(ctx: typer.Context) -> None:
     It lives under $KERNELEVOLVE_CACHE, else $XDG_CACHE_HOME/kernelevolve, else ~/.cache/kernelevolve."""
     if ctx.invoked_subcommand is not None:
         return
-    folder = extensions_dir()
+    folder = extensions_root()
     out = plain_console()
     if not folder.is_dir():
         out.print(f"extension builds: none ({folder} does not exist)", highlight=False, markup=False)
@@ -65,7 +60,7 @@ def clear_command(
     yes: bool = typer.Option(False, "--yes", "-y", help="do not ask (needed when stdin is not a terminal)"),
 ) -> None:
     """Remove every cached extension build; each is rebuilt when next needed. Not while a search is running."""
-    folder = extensions_dir()
+    folder = extensions_root()
     out = plain_console()
     if not folder.is_dir():
         out.print(f"nothing to clear: {folder} does not exist", highlight=False, markup=False)

@@ -161,7 +161,15 @@ def test_search_mode_runs_a_search_per_problem(suite, tmp_path):
     p = bench(tmp_path, str(suite), "--budget", "2")  # the same command again: the same run, continued
     assert p.returncode == 0, p.stderr
     (again,) = json.loads((tmp_path / "out" / "results.json").read_text())["rows"]
-    assert again["run"] == row["run"] and again["search"] == "2 nodes; budget of 2 nodes reached"
+    assert again["run"] == row["run"] and again["search"].startswith("2 nodes; budget of 2 nodes reached")
+    # The run was finished and its export unchanged: the kept evaluation serves the row, no device time spent.
+    assert "evaluation of " in again["search"] and "reused (--remeasure evaluates it again)" in again["search"]
+    assert again["speedup_eager"] == row["speedup_eager"] and again["stages"] == row["stages"]
+    p = bench(tmp_path, str(suite), "--budget", "2", "--remeasure")
+    assert p.returncode == 0, p.stderr
+    (measured,) = json.loads((tmp_path / "out" / "results.json").read_text())["rows"]
+    assert measured["search"] == "2 nodes; budget of 2 nodes reached" and measured["status"] == "ok"
+    assert measured["stages"] != row["stages"]  # evaluated afresh
 
 
 def test_time_bounds_each_search_and_the_row_says_why_it_stopped(suite, tmp_path):
@@ -436,3 +444,26 @@ def test_bench_with_an_inbox_advances_each_run_one_round_and_exits_waiting(suite
     assert p.returncode == 0, p.stderr
     rows = json.loads((tmp_path / "out" / "results.json").read_text())["rows"]
     assert [r["status"] for r in rows] == ["ok", "ok"], rows
+
+
+def test_a_kept_export_evaluation_is_reused_only_for_the_same_module_options_and_environment(tmp_path):
+    from kernelevolve.eval import environment
+    from kernelevolve.result import EvalResult, Status
+    from kernelevolve.suites import export_evaluation
+
+    env = environment.current("cpu")
+    result = EvalResult(status=Status.OK, correct=True, speedup=2.0, fitness=2.0, device=env["device"])
+    result.versions = {"harness": env["harness"], "torch": env["torch"], "triton": env["triton"]}
+    options = {"trials": 3, "copy_floor": True}
+    export_evaluation.keep(tmp_path, "module = 1\n", options, result)
+    kept = export_evaluation.reusable(tmp_path, "module = 1\n", options, env)
+    assert kept is not None and kept[0].speedup == 2.0 and kept[1].endswith("UTC")
+    assert export_evaluation.reusable(tmp_path, "module = 2\n", options, env) is None  # another module
+    assert export_evaluation.reusable(tmp_path, "module = 1\n", {**options, "trials": 1}, env) is None
+    assert export_evaluation.reusable(tmp_path, "module = 1\n", options, {**env, "harness": "older"}) is None
+    assert export_evaluation.reusable(tmp_path, "module = 1\n", options, {**env, "device": "another"}) is None
+    timed_out = result.model_copy(update={"status": Status.TIMEOUT, "correct": False})
+    export_evaluation.keep(tmp_path, "module = 1\n", options, timed_out)
+    assert export_evaluation.reusable(tmp_path, "module = 1\n", options, env) is None  # never a timeout
+    (tmp_path / export_evaluation.KEPT).write_text("{ torn")
+    assert export_evaluation.reusable(tmp_path, "module = 1\n", options, env) is None

@@ -26,6 +26,7 @@ from kernelevolve.cli.common import (
     err,
     usage_error,
 )
+from kernelevolve.eval import environment
 from kernelevolve.eval.evaluator import Evaluator
 from kernelevolve.eval.evaluator import evaluators as make_evaluators
 from kernelevolve.eval.job import EvalOptions
@@ -38,6 +39,7 @@ from kernelevolve.search.export import export
 from kernelevolve.search.session import Limits, LLMSettings, RunSpec, SessionError
 from kernelevolve.search.strategies import STRATEGIES
 from kernelevolve.store.store import Store
+from kernelevolve.suites import export_evaluation
 from kernelevolve.suites.bench import (
     BenchItem,
     BenchRow,
@@ -87,6 +89,12 @@ def bench_command(
     ),
     correctness: Correctness = CORRECTNESS,
     allow_tf32: bool = ALLOW_TF32,
+    remeasure: bool = typer.Option(
+        False,
+        "--remeasure",
+        help="evaluate finished searches' exported modules again (by default an unchanged module's evaluation, on "
+        "the same options, harness, torch, Triton and device, is kept in its run and reused)",
+    ),
 ) -> None:
     """Evaluate (or optimize) every problem of a suite; a failing problem is reported, not fatal."""
     tgt = (target.value if target else None) or default_target()
@@ -158,6 +166,7 @@ def bench_command(
                         exports=out / "exports",
                         correctness=correctness.value,
                         allow_tf32=allow_tf32,
+                        remeasure=remeasure,
                     )
                 )
             except (ProblemError, SessionError, OSError) as e:
@@ -258,6 +267,7 @@ def _one(
     allow_tf32: bool = False,
     llm_timeout: float = 300.0,
     max_inflight: int | None = None,
+    remeasure: bool = False,
 ) -> BenchRow:
     """A search's row is its exported module's evaluation, with the torch.compile baseline the search ran without.
     The search is a run like optimize's (search/session.py): the same bench command again resumes it."""
@@ -320,7 +330,16 @@ def _one(
     exported.parent.mkdir(parents=True, exist_ok=True)
     export(store, opened.run, exported)
     # copy_floor: the row's account of a missed target, the case's time beside a copy of its bytes
-    final = evaluator.evaluate(problem, exported, options, require_kernel=False, copy_floor=True)
+    source = exported.read_text()
+    how = {**asdict(options), "require_kernel": False, "copy_floor": True}
+    folder = store.runs_dir / opened.run.id
+    kept = None if remeasure else export_evaluation.reusable(folder, source, how, environment.of(evaluator.platform))
+    if kept is None:
+        final = evaluator.evaluate(problem, exported, options, require_kernel=False, copy_floor=True)
+        export_evaluation.keep(folder, source, how, final)
+    else:
+        final, when = kept
+        searched += f"; the export's evaluation of {when} reused (--remeasure evaluates it again)"
     row = row_from(item.name, final, seed=item.seed.name if item.seed else "", run=opened.run.id, kernel=str(exported))
     row.search = searched
     return apply_target(row, target_of)

@@ -42,6 +42,14 @@ def current(target: str, device_name: str = "") -> dict[str, str]:
     return env
 
 
+def of(platform: Any) -> dict[str, str]:
+    """The environment an evaluator of `platform` judges in (the GPU's name from the device's facts)."""
+    from kernelevolve.platforms.facts import device_facts
+
+    name = "" if platform.device_type == "cpu" else device_facts(platform.name).name
+    return current(platform.name, name)
+
+
 def matches(versions: dict[str, Any], device: str, env: dict[str, str]) -> bool:
     """Whether a stored result (its `versions` and `device`) was judged in this environment."""
     if versions.get("harness") != env["harness"] or public_version(str(versions.get("torch", ""))) != env["torch"]:

@@ -25,7 +25,6 @@ from kernelevolve.eval.job import EvalOptions
 from kernelevolve.eval.worker.candidate import detect_languages
 from kernelevolve.operators.base import Proposal, Request
 from kernelevolve.operators.tune import has_tunables, params_of
-from kernelevolve.platforms.facts import device_facts
 from kernelevolve.problem.problem import Problem, source_hash
 from kernelevolve.result import MACHINE_STATUSES, EvalResult
 from kernelevolve.search.graph import Graph, GraphNode
@@ -442,9 +441,7 @@ class Driver:
     def _same_env(self, result: EvalResult) -> bool:
         """A stored result is reused only where this harness, torch, Triton and device judged it."""
         if self._environment is None:
-            platform = self.evaluators[0].platform
-            name = "" if platform.device_type == "cpu" else device_facts(platform.name).name
-            self._environment = environment.current(platform.name, name)
+            self._environment = environment.of(self.evaluators[0].platform)
         return environment.matches(result.versions, result.device, self._environment)
 
     def _prebuild(self, proposal: Proposal) -> None:

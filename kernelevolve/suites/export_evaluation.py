@@ -1,0 +1,51 @@
+"""A finished search's exported module, evaluated once per module, options and environment: re-running a `bench`
+command (a deferred model's rounds, a suite's table rebuilt) would otherwise spend device time evaluating every
+finished problem's unchanged export again. Kept in the run's folder; `bench --remeasure` evaluates again."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from kernelevolve.eval import environment
+from kernelevolve.result import EvalResult, Status
+
+KEPT = "export_evaluation.json"
+# Verdicts that are a property of the module (issue 19's rule for stored results); never a timeout or a crash.
+REUSABLE = {Status.OK, Status.INCORRECT, Status.COMPILE_ERROR}
+
+
+def _digest(source: str) -> str:
+    return hashlib.sha256(source.encode()).hexdigest()
+
+
+def reusable(folder: Path, source: str, options: dict[str, Any], env: dict[str, str]) -> tuple[EvalResult, str] | None:
+    """(the kept evaluation, when it was made) where the module, the options and the environment are this call's."""
+    try:
+        kept = json.loads((folder / KEPT).read_text())
+        result = EvalResult.model_validate(kept["result"])
+        if kept["source_sha256"] != _digest(source) or kept["options"] != options:
+            return None
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if result.status not in REUSABLE or not environment.matches(result.versions, result.device, env):
+        return None
+    return result, str(kept.get("evaluated_at", ""))
+
+
+def keep(folder: Path, source: str, options: dict[str, Any], result: EvalResult) -> None:
+    """Written whole or not at all (a rename): a bench killed mid-write leaves the previous one, or none."""
+    folder.mkdir(parents=True, exist_ok=True)
+    record = {
+        "source_sha256": _digest(source),
+        "options": options,
+        "evaluated_at": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "result": result.model_dump(mode="json"),
+    }
+    tmp = folder / f".{KEPT}.{os.getpid()}"
+    tmp.write_text(json.dumps(record, indent=1))
+    tmp.replace(folder / KEPT)

@@ -254,7 +254,7 @@ def test_search_skips_the_compile_baseline_and_evaluates_the_export_with_it(suit
     calls: list[tuple[str, dict]] = []
 
     class Recorder:
-        platform = type("P", (), {"compile_baseline": True})()
+        platform = type("P", (), {"compile_baseline": True, "name": "cpu", "device_type": "cpu"})()
 
         def evaluate(self, problem, candidate, options=None, /, **kw):
             opts = replace(options or EvalOptions(), **kw)

@@ -440,6 +440,8 @@ def test_two_identical_unusable_answers_in_flight_make_one_node(tmp_path, seed):
 
 
 HANGING = """
+import signal
+signal.signal(signal.SIGINT, signal.default_int_handler)  # as a terminal gives it: the test may inherit SIG_IGN
 import sys, time
 from pathlib import Path
 sys.path.insert(0, {root!r})
@@ -497,6 +499,8 @@ def test_a_root_that_timed_out_is_evaluated_again_when_its_run_resumes(tmp_path,
 
 
 EVALUATING = """
+import signal
+signal.signal(signal.SIGINT, signal.default_int_handler)  # as a terminal gives it: the test may inherit SIG_IGN
 import sys
 from pathlib import Path
 sys.path.insert(0, {root!r})

@@ -467,3 +467,8 @@ def test_a_kept_export_evaluation_is_reused_only_for_the_same_module_options_and
     assert export_evaluation.reusable(tmp_path, "module = 1\n", options, env) is None  # never a timeout
     (tmp_path / export_evaluation.KEPT).write_text("{ torn")
     assert export_evaluation.reusable(tmp_path, "module = 1\n", options, env) is None
+    # Where nothing can be written the row still stands; the reason says the next bench evaluates again.
+    (tmp_path / "a_file").write_text("")
+    unkept = export_evaluation.keep(tmp_path / "a_file" / "run", "module = 1\n", options, result)
+    assert "was not kept" in unkept and "evaluates it again" in unkept
+    assert export_evaluation.keep(tmp_path, "module = 1\n", options, result) == ""

@@ -336,7 +336,9 @@ def _one(
     kept = None if remeasure else export_evaluation.reusable(folder, source, how, environment.of(evaluator.platform))
     if kept is None:
         final = evaluator.evaluate(problem, exported, options, require_kernel=False, copy_floor=True)
-        export_evaluation.keep(folder, source, how, final)
+        unkept = export_evaluation.keep(folder, source, how, final)
+        if unkept:
+            err.print(f"note: {item.name}: {unkept}", markup=False, highlight=False)
     else:
         final, when = kept
         searched += f"; the export's evaluation of {when} reused (--remeasure evaluates it again)"

@@ -31,6 +31,14 @@ def _sync(device: torch.device) -> None:
         torch.cuda.synchronize(device)
 
 
+def _indexed(device_name: str) -> torch.device:
+    """`cuda` names the current GPU; set_device needs its index."""
+    device = torch.device(device_name)
+    if device.type == "cuda" and device.index is None:
+        return torch.device("cuda", torch.cuda.current_device())
+    return device
+
+
 def _runner(conn, device_name: str) -> None:
     try:
         _serve(conn, device_name)
@@ -41,7 +49,7 @@ def _runner(conn, device_name: str) -> None:
 def _serve(conn, device_name: str) -> None:
     """The runner's loop: ('share', key, x, out) keeps them; ('relu', key) fills out; ('time', key, n) times n
     calls; ('empty',); ('stop',)."""
-    device = torch.device(device_name)
+    device = _indexed(device_name)
     if device.type == "cuda":
         torch.cuda.set_device(device)
         torch.zeros(1, device=device)  # the context, before the first request is timed
@@ -94,7 +102,7 @@ def _ask(conn, *msg) -> tuple:
 
 
 def probe(device_name: str, sizes: list[int], iters: int, round_trips: int) -> dict:
-    device = torch.device(device_name)
+    device = _indexed(device_name)
     ctx = mp.get_context("spawn")
     conn, theirs = ctx.Pipe()  # one duplex pipe: a Queue's feeder thread costs about 0.4 ms a message
     t0 = time.time()
@@ -103,6 +111,8 @@ def probe(device_name: str, sizes: list[int], iters: int, round_trips: int) -> d
     if not conn.poll(300):
         raise RuntimeError("the runner did not start within 300 s")
     ready = conn.recv()
+    if ready[0] == "error":
+        raise RuntimeError(f"the runner failed to start: {ready[1]}")
     out: dict = {"device": device_name, "runner_start_s": round(ready[1] - t0, 3), "sizes": []}
     if device.type == "cuda":
         out["gpu"] = torch.cuda.get_device_name(device)

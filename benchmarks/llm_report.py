@@ -16,7 +16,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from kernelevolve.report.data import answer_counts  # noqa: E402
+from kernelevolve.report.data import answer_counts, problem_name  # noqa: E402
 from kernelevolve.store.store import Store  # noqa: E402
 
 
@@ -35,7 +35,7 @@ def report(store: Store, run_id: str) -> dict[str, Any]:
     tokens = [c["prompt_tokens"] + c["completion_tokens"] for c in answered]  # exec/inbox: estimated
     return {
         "run": run_id,
-        "problem": Path(run.problem_path).parent.name,
+        "problem": problem_name(run),
         "status": run.status,
         "nodes": len(nodes),
         "llm_calls": counts["calls"],

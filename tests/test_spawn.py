@@ -88,3 +88,14 @@ def test_fast_check_kills_a_process_the_import_left_running(sandbox_writable):
     assert message == "check failed: importing the file took more than 15 s"
     assert beat.is_file(), "the check process had not reached the file's code within 15 s"
     assert _stopped(beat), "the grandchild survived the check's timeout"
+
+
+def test_removing_a_private_folder_never_changes_the_modes_of_its_parent(tmp_path):
+    """The folder's own removal may fail (a process of the worker's still writing there): the modes the retry
+    resets are the folder's and what lies in it, never its parent's (that was /tmp, left at 0700)."""
+    from kernelevolve.eval.spawn import _within
+
+    folder = tmp_path / "private"
+    inside = folder / "overlay" / "work"
+    assert _within(str(folder), str(tmp_path), str(folder), str(inside)) == [str(folder), str(inside)]
+    assert _within(str(folder), str(tmp_path / "private-other")) == []

@@ -88,7 +88,7 @@ def _remove(folder: str) -> None:
     namespace)."""
 
     def retry(func: Callable[[str], Any], path: str, _error: object) -> None:
-        for target in (os.path.dirname(path), path):
+        for target in _within(folder, os.path.dirname(path), path):  # never the folder's parent (/tmp)
             with contextlib.suppress(OSError):
                 os.chmod(target, 0o700)
         with contextlib.suppress(OSError):
@@ -101,6 +101,12 @@ def _remove(folder: str) -> None:
         shutil.rmtree(folder, onexc=retry)
     else:
         shutil.rmtree(folder, onerror=retry)
+
+
+def _within(folder: str, *paths: str) -> list[str]:
+    """The paths that are the folder or lie inside it."""
+    root = os.path.abspath(folder)
+    return [p for p in paths if os.path.abspath(p) == root or os.path.abspath(p).startswith(root + os.sep)]
 
 
 def release(proc: subprocess.Popen) -> None:

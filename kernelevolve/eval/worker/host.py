@@ -199,7 +199,10 @@ class Remote:
         mine, spec = shared.share(tree, self.folder)
         key = self._next
         self._next += 1
-        self.request("inputs", key, spec)
+        try:
+            self.request("inputs", key, spec)
+        finally:
+            shared.release(spec)  # both processes hold the mappings now: a killed worker leaves no file behind
         self.keys[id(mine)] = key
         self.held[key] = (mine, spec)
         return mine
@@ -225,14 +228,22 @@ class Remote:
         return shared.share(dict(pc.ref_model.state_dict()), self.folder)[1]
 
     def model(self, key: int, pc: PreparedCase, dtype: torch.dtype) -> int:
-        self.request("model", key, pc.init, pc.param_seed, dtype, self._state(pc))
+        state = self._state(pc)
+        try:
+            self.request("model", key, pc.init, pc.param_seed, dtype, state)
+        finally:
+            shared.release(state)
         return key
 
     def baselines(self, key: int, pc: PreparedCase, dtype: torch.dtype) -> dict[str, RemoteFn]:
         """The reference (and its torch.compile, where the case has one) in the candidate's process, as the
         timer calls them there: eager and candidate are timed by one process, as before the split."""
         compiled = pc.compiled is not None
-        self.request("reference", ("ref", key), pc.case, pc.init, pc.param_seed, dtype, self._state(pc), compiled)
+        state = self._state(pc)
+        try:
+            self.request("reference", ("ref", key), pc.case, pc.init, pc.param_seed, dtype, state, compiled)
+        finally:
+            shared.release(state)
         fns = {"eager": RemoteFn(self, ("ref", key), keep=False)}
         if compiled:
             fns["compile"] = RemoteFn(self, ("compile", ("ref", key)), keep=False)

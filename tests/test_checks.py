@@ -316,7 +316,7 @@ def test_run_queue_wait_counts_time_spent_waiting_for_a_cpu(monkeypatch):
     quiet = hostload.RunQueueWait()
     time.sleep(0.05)  # not runnable, so not waiting
     assert quiet.note() == ""
-    monkeypatch.setattr(hostload, "PROC", "/nonexistent")
+    monkeypatch.setattr(hostload, "PROC_TASKS", "/nonexistent")
     assert hostload.RunQueueWait().note() == ""  # where Linux does not report it, no note rather than a guess
 
 

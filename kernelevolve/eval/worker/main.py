@@ -48,19 +48,6 @@ def _watch_the_evaluator() -> None:
     threading.Thread(target=wait, name="kernelevolve-lifeline", daemon=True).start()
 
 
-def _undumpable() -> None:
-    """The judge's /proc entries (its memory, its descriptors) become unreadable to processes of its own user
-    without CAP_SYS_PTRACE: the candidate's process, forked before, cannot read the references or write to the
-    events pipe through /proc/<pid>/mem or /proc/<pid>/fd."""
-    try:
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE, 0
-    except (OSError, AttributeError):  # not Linux
-        pass
-
-
 def _warm_up_device() -> None:
     """Pay the fixed start-up costs before the job arrives: Triton's import and driver, and, for GPU
     targets, the CUDA context and the profiler's first start (CUPTI). Started here, before the job arrives,
@@ -102,14 +89,6 @@ def main() -> None:
             data = data[_write(fd, data) :]
 
     _limit_resources()
-    runner = None
-    if not os.environ.get(DEVICE_ENV):  # cpu workers: the candidate gets a process of its own, forked now, before
-        import torch  # noqa: F401 - imported once, before the fork: both processes have it
-
-        from kernelevolve.eval.worker import runner as candidate_process
-
-        runner = candidate_process.start(builds, close=[fd])
-        _undumpable()
     _watch_the_evaluator()
     _warm_up_device()
     from kernelevolve.eval.job import EvalJob
@@ -131,7 +110,7 @@ def main() -> None:
         sys.stdin.readline()  # the evaluator has kept what the trusted phase wrote into the shared caches
 
     try:
-        result = run_job(job, report, builds, end_of_trusted, runner)
+        result = run_job(job, report, builds, end_of_trusted)
         send({"event": "result", "result": result.model_dump(mode="json")})
     except ProblemError as e:
         send({"event": "problem_error", "message": str(e)})

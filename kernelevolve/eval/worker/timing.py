@@ -101,13 +101,9 @@ class Timer:
                 midway()
             inputs = input_sets[it % len(input_sets)]
             for name in _rotations(names, it):
-                remote = getattr(fns[name], "remote_ms", None)  # host.RemoteFn: the candidate's own process
-                if remote is not None:
-                    samples[name].append(remote(inputs))
-                else:
-                    t0 = self._perf_counter()
-                    fns[name](inputs)
-                    samples[name].append((self._perf_counter() - t0) * 1e3)
+                t0 = self._perf_counter()
+                fns[name](inputs)
+                samples[name].append((self._perf_counter() - t0) * 1e3)
                 after(name)
         return {n: _stats(s) for n, s in samples.items()}
 

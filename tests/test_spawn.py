@@ -5,6 +5,7 @@ candidate started dies with it."""
 from __future__ import annotations
 
 import os
+import stat
 import sys
 import textwrap
 import time
@@ -90,12 +91,24 @@ def test_fast_check_kills_a_process_the_import_left_running(sandbox_writable):
     assert _stopped(beat), "the grandchild survived the check's timeout"
 
 
-def test_removing_a_private_folder_never_changes_the_modes_of_its_parent(tmp_path):
-    """The folder's own removal may fail (a process of the worker's still writing there): the modes the retry
-    resets are the folder's and what lies in it, never its parent's (that was /tmp, left at 0700)."""
-    from kernelevolve.eval.spawn import _within
+def test_removing_a_private_folder_never_changes_the_modes_of_its_parent(tmp_path, monkeypatch):
+    """The folder's own removal may fail once (a process of the worker's still writing there): the retry resets
+    the modes of the folder and what lies in it, never its parent's (that was /tmp, left at 0700)."""
+    parent = tmp_path / "tmp"
+    folder = parent / "private"
+    (folder / "overlay" / "work").mkdir(parents=True)
+    (folder / "overlay" / "work").chmod(0)  # as overlayfs leaves its work folder
+    parent.chmod(0o755)
+    real_rmdir, failed = os.rmdir, []
 
-    folder = tmp_path / "private"
-    inside = folder / "overlay" / "work"
-    assert _within(str(folder), str(tmp_path), str(folder), str(inside)) == [str(folder), str(inside)]
-    assert _within(str(folder), str(tmp_path / "private-other")) == []
+    def rmdir_failing_once(path, *args, **kwargs):
+        if str(path) == str(folder) and not failed:
+            failed.append(path)
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_rmdir(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "rmdir", rmdir_failing_once)
+    spawn._remove(str(folder))
+    assert failed, "the folder's own removal never failed: the test did not reach the retry"
+    assert not folder.exists()
+    assert stat.S_IMODE(parent.stat().st_mode) == 0o755

@@ -35,6 +35,9 @@ def main() -> None:
     ap.add_argument("--rules", default="measured,kernelbench")
     args = ap.parse_args()
     wanted = {n for n in args.only.split(",") if n}
+    unknown = sorted(wanted - {p.stem for p in (args.folder / "problems").glob("*.py")})
+    if unknown:
+        raise SystemExit(f"--only: no problem named {', '.join(unknown)} in {args.folder / 'problems'} (file stems)")
     rows = json.loads(args.out.read_text()) if args.out.is_file() else []
     done = {(r["name"], r["rule"]) for r in rows}
     kernels = args.out.parent / "kernels"

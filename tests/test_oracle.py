@@ -253,9 +253,38 @@ def test_the_memory_plan_keeps_what_does_not_fit_on_the_host(monkeypatch):
     # RMSNorm at its own size: 15 GB per set, 15 GB float64 result; the host holds the trials, one unseen set more
     rms = memory.make_plan(gpu, 15 * 10**9, 15 * 10**9, trials=2, timing_sets=3, unseen_sets=4)
     assert rms.trials_on_host and rms.unseen_sets == 0 and "0 unseen sets on the host" in rms.describe()
-    with pytest.raises(memory.HarnessLimit, match="--trials"):
+    assert rms.trials == 2
+    # three asked: the host holds two (the case runs those and says so); none held is the harness's limit
+    fewer = memory.make_plan(gpu, 15 * 10**9, 15 * 10**9, trials=3, timing_sets=3, unseen_sets=4)
+    assert (fewer.trials, fewer.unseen_sets) == (2, 0)
+    assert roomy.trials == 3 and big.trials == 3
+    monkeypatch.setattr(memory, "host_available", lambda: 50 * 10**9)
+    with pytest.raises(memory.HarnessLimit, match="one trial needs 30 GB"):
         memory.make_plan(gpu, 15 * 10**9, 15 * 10**9, trials=3, timing_sets=3, unseen_sets=4)
     assert big.unseen_sets == 4
+
+
+def test_a_case_runs_the_trials_its_plan_holds_and_says_so():
+    import random
+
+    from kernelevolve.eval.job import EvalJob
+    from kernelevolve.eval.worker import prepare
+
+    class Settle:  # the plan made from the first trial's sizes holds two trials
+        first: dict = {}
+
+        def __call__(self, trial):
+            self.first["plan"] = memory.MemoryPlan(trials=2)
+
+    module = types.ModuleType("p")
+    module.get_inputs = lambda: [torch.randn(8)]
+    job = EvalJob(problem_path="p.py", candidate_path="c.py", target="cpu", seed=0, trials=3)
+    rng, clock = random.Random(0), prepare.LoadClock(CPU)
+    trials, notes = prepare._trials(
+        job, module, Fn(torch.relu), DISTRIBUTIONS, torch.float32, CPU, rng, clock, Settle()
+    )
+    assert len(trials) == 2
+    assert notes == ["2 of 3 trials: the host cannot hold more at these sizes"]
 
 
 def test_a_trial_on_the_host_is_resident_only_inside_the_block():

@@ -5,7 +5,8 @@ outputs and float64 results) is device memory the candidate and the baseline can
 sizes (a 6 GB input) holding all of them at once does not fit a 141 GB device, so per case the harness keeps
 at most HARNESS_SHARE of the device's free memory (KERNELEVOLVE_HARNESS_MEMORY_SHARE sets another): the timing
 sets first (they must live on the device), then the trials (else kept on the host and brought in one at a
-time), then the unseen sets (else kept on the host, copied into the timing buffers when used).
+time), then the unseen sets (else kept on the host, copied into the timing buffers when used). Where the host
+cannot hold every trial either, the case runs the trials it can hold (the result says how many of how many).
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ class MemoryPlan:
     trials_on_host: bool = False
     unseen_on_host: bool = False
     unseen_sets: int = 0  # held-back sets for the unseen-inputs check (fewer where the host cannot hold them)
+    trials: int = 0  # correctness trials the harness can hold (fewer than asked where the host cannot hold them)
 
     def describe(self) -> str:
         if not self.budget:
@@ -114,10 +116,10 @@ def out_of_memory_limit(held: int, total: int) -> str:
 def make_plan(
     device: torch.device, set_bytes: int, exact_bytes: int, trials: int, timing_sets: int, unseen_sets: int
 ) -> MemoryPlan:
-    """The device holds what fits in its share; the host holds the rest within its own share of MemAvailable. Raises
-    HarnessLimit where even the trials cannot be held."""
+    """The device holds what fits in its share; the host holds the rest within its own share of MemAvailable, the
+    trials first (as many as it can hold). Raises HarnessLimit where not even one trial can be held."""
     if device.type != "cuda" or set_bytes <= 0:
-        return MemoryPlan(timing_sets=timing_sets, unseen_sets=unseen_sets)
+        return MemoryPlan(timing_sets=timing_sets, unseen_sets=unseen_sets, trials=trials)
     budget = int(harness_share() * free_bytes(device))
     timing = min(timing_sets, max(1, budget // set_bytes)) if timing_sets else 0
     left = budget - timing * set_bytes
@@ -128,16 +130,18 @@ def make_plan(
     available = host_available()
     host_left = int(HARNESS_SHARE * available) if available is not None else None
     if trials_on_host and host_left is not None:
-        host_left -= trials * trial_bytes
-        if host_left < 0:
+        held = min(trials, max(0, host_left // trial_bytes))
+        if not held:
             raise HarnessLimit(
-                f"the {trials} trials need {trials * trial_bytes / GB:.3g} GB, more than the device's share and "
-                f"half the host's available {available / GB:.3g} GB: run fewer trials (--trials) or on a larger machine"
+                f"one trial needs {trial_bytes / GB:.3g} GB, more than the device's share and half the host's "
+                f"available {available / GB:.3g} GB: run on a larger machine"
             )
+        trials = held
+        host_left -= trials * trial_bytes
     unseen = unseen_sets
     if unseen_on_host and host_left is not None:
         unseen = min(unseen_sets, max(0, host_left // set_bytes))
-    return MemoryPlan(budget, set_bytes, exact_bytes, timing, trials_on_host, unseen_on_host, unseen)
+    return MemoryPlan(budget, set_bytes, exact_bytes, timing, trials_on_host, unseen_on_host, unseen, trials)
 
 
 def to(tree: Any, device: torch.device) -> Any:

@@ -255,7 +255,8 @@ def _trials(
     notes: list[str] = []
     given_finite = True
     attempts, skipped = 0, set()
-    while len(trials) < job.trials and attempts < job.trials + len(distributions):
+    wanted = job.trials
+    while len(trials) < wanted and attempts < job.trials + len(distributions):
         dist = distributions[attempts % len(distributions)]
         attempts += 1
         if dist in skipped:
@@ -281,6 +282,10 @@ def _trials(
             continue
         trials.append(Trial(dist, inputs, ref))
         settle(trials[-1])
+        held = settle.first["plan"].trials  # the plan, made from the first trial's sizes, may hold fewer
+        if held < wanted:
+            wanted = held
+            notes.append(f"{held} of {job.trials} trials: the host cannot hold more at these sizes")
     return trials, notes
 
 

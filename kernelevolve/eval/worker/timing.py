@@ -76,6 +76,7 @@ class Timer:
         self._perf_counter = time.perf_counter
         self._sync = torch.cuda.synchronize if self.is_cuda else (lambda *a: None)
         self._event = torch.cuda.Event if self.is_cuda else None
+        self._pads: dict[str, int] = {}  # cuda: the device lead (cycles) each function's timed calls had
 
     def time_interleaved(
         self,
@@ -171,6 +172,7 @@ class Timer:
         rate = self._cycles_per_us()
         launch_us = self._host_launch_us(fns, input_sets)
         pad = {n: int(rate * min(2.0 * us + 20.0, 5000.0)) for n, us in launch_us.items()}
+        self._pads.update(pad)
         marks: dict[str, list[tuple[Any, Any]]] = {n: [] for n in names}
         l2.clear_limit()
         for it in range(iters):
@@ -212,11 +214,23 @@ class Timer:
             st.tail_ms = statistics.median(tails[name])
         return stats
 
-    def time_once(self, fn: Fn, inputs: list[Any]) -> tuple[float, Any]:
-        """One call on the host clock, as time_host times each of its calls on cuda (on the cpu: no flush, no
-        synchronize). Returns (ms, output)."""
-        total_ms, _, out = self._host_clocked(fn, inputs)
-        return total_ms, out
+    def time_once(self, fn: Fn, inputs: list[Any], name: str = "") -> tuple[float, Any]:
+        """One call timed as time_interleaved times each of its calls: on cuda its device time between events,
+        L2 flushed and the device given the lead `name`'s calls had there; on the cpu the host clock. Returns
+        (ms, output)."""
+        if not self.is_cuda:
+            t0 = self._perf_counter()
+            out = fn(inputs)
+            return (self._perf_counter() - t0) * 1e3, out
+        start, end = self._event(enable_timing=True), self._event(enable_timing=True)
+        l2.reset()
+        self._flush.zero_()
+        torch.cuda._sleep(self._pads.get(name) or int(self._cycles_per_us() * 20.0))
+        start.record()
+        out = fn(inputs)
+        end.record()
+        self._sync(self.device)
+        return start.elapsed_time(end), out
 
     def _host_clocked(self, fn: Fn, inputs: list[Any]) -> tuple[float, float, Any]:
         """L2 flushed and the device idle (cuda), then the host clock around the call and a whole-device

@@ -130,3 +130,19 @@ def test_judge_split_probe_moves_tensors_both_ways_and_brackets_the_runners_timi
         assert s["wrong_outputs"] == 0  # the runner's output reached the judge's buffer, every call
         assert s["runner_claimed_ms"] > 0 and s["judge_bracket_ms"] >= s["runner_claimed_ms"]
     assert "| 70000 |" in p.stdout
+
+
+def test_kb_oneshot_takes_a_suite_as_its_seeds_and_starts_and_refuses_an_unknown_name(tmp_path):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("kb_oneshot", ROOT / "benchmarks" / "kb_oneshot.py")
+    kb = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(kb)
+    jobs = {name: kernel.name for name, _, kernel in kb._suite_jobs("ranking", "cuda")}
+    assert jobs["mapid/seed_triton"] == "seed_triton.py"
+    assert jobs["interformer_pffn/candidate_splitk"] == "candidate_splitk.py"
+    assert not any(k.endswith("seed_cpp") for k in jobs)  # cuda prefers the Triton seed
+    cmd = [sys.executable, str(ROOT / "benchmarks" / "kb_oneshot.py"), "ranking", "--out", str(tmp_path / "x.json")]
+    p = subprocess.run([*cmd, "--only", "mapid,nosuch"], capture_output=True, text=True, timeout=120)
+    assert p.returncode != 0 and "no problem named nosuch" in p.stderr and "mapid" in p.stderr
+    assert not (tmp_path / "x.json").exists()

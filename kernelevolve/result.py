@@ -41,6 +41,10 @@ class CaseResult(BaseModel):
     t_eager_iqr_ms: float | None = None
     t_compile_iqr_ms: float | None = None
     timing_iters: int | None = None
+    # cpu: median minor page faults per timed call. Thousands mean the allocator handed each call fresh pages (an
+    # output or temporary over glibc's mmap threshold), so the time includes faulting them in and zeroing them.
+    candidate_faults_per_call: float | None = None
+    eager_faults_per_call: float | None = None
     # CUDA-graph replay timings (launch overhead removed); null where capture failed or on the CPU.
     t_candidate_graph_ms: float | None = None
     t_eager_graph_ms: float | None = None

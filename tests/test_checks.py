@@ -386,3 +386,24 @@ def test_speed_checks_on_a_gpu_target_record_the_floor_its_kind_and_the_bytes_at
         assert speed_checks(pc, cr, peaks, guard, EvalResult(status=Status.OK, correct=True)) == ""
         assert cr.t_roofline_ms == pytest.approx(floor) and cr.memory_bound is memory_bound
         assert cr.t_bytes_ms == pytest.approx(1.0)  # at the measured 1 TB/s, not the datasheet's 2
+
+
+def test_the_cpu_timer_counts_the_page_faults_of_timed_calls_and_a_paging_case_is_listed_for_review():
+    """A call handed 64 MB of fresh memory each time (over glibc's mmap threshold) pages it in on every call; one
+    writing into memory it holds does not. Counted, not timed: host load cannot move it."""
+    held = torch.empty(4096 * 4096)
+
+    def fresh(inputs):
+        return torch.empty(4096 * 4096).fill_(1.0)
+
+    def in_place(inputs):
+        return held.fill_(1.0)
+
+    cfg = TimerConfig(warmup_iters=1, min_iters=4, max_iters=4, budget_s=0.0)
+    stats = Timer(torch.device("cpu"), cfg).time_interleaved({"candidate": in_place, "eager": fresh}, [[]])
+    assert stats["eager"].faults_per_call > 10_000 and stats["candidate"].faults_per_call < 100
+    note = speed.review_note(_case(eager_faults_per_call=stats["eager"].faults_per_call, candidate_faults_per_call=0))
+    assert note.startswith("timed calls page (eager 16") and "candidate" not in note
+    assert speed.review_note(_case(eager_faults_per_call=3.0, candidate_faults_per_call=0.0)) == ""
+    both = speed.review_note(_case(speedup=12.0, eager_faults_per_call=5000.0))
+    assert "exceeds" in both and "timed calls page" in both

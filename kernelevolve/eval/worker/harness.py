@@ -106,6 +106,8 @@ def time_case(
     result.t_candidate_ms, result.t_candidate_iqr_ms = stats["candidate"].median_ms, stats["candidate"].iqr_ms
     result.t_eager_ms, result.t_eager_iqr_ms = stats["eager"].median_ms, stats["eager"].iqr_ms
     result.timing_iters = stats["candidate"].n
+    result.candidate_faults_per_call = stats["candidate"].faults_per_call
+    result.eager_faults_per_call = stats["eager"].faults_per_call
     if "compile" in stats:
         result.t_compile_ms, result.t_compile_iqr_ms = stats["compile"].median_ms, stats["compile"].iqr_ms
     for kind, measured in (("graph", graphs), ("host", host)):

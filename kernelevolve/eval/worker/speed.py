@@ -15,6 +15,7 @@ from kernelevolve.result import CaseResult
 # ~2x under it, never more.
 ROOFLINE_SLACK = 0.5
 REVIEW_SPEEDUP = 10.0
+PAGING_FAULTS = 1024  # minor page faults per timed call (4 MB of fresh 4 KB pages) worth a review note
 # Host-clock cross-check: once a call returns, the device can still have at most the call's own work ahead of it
 # (its event time) plus the synchronize's wake-up latency. Twice the event time and 50 us leave room for noise;
 # the baseline's own excess (this machine's synchronize latency) is allowed on top.
@@ -75,6 +76,17 @@ def host_clock_gap(cr: CaseResult) -> str:
 
 
 def review_note(cr: CaseResult) -> str:
+    notes = []
     if cr.speedup is not None and cr.speedup > REVIEW_SPEEDUP:
-        return f"speedup {cr.speedup:.1f}x exceeds {REVIEW_SPEEDUP:g}x: review before trusting it"
-    return ""
+        notes.append(f"speedup {cr.speedup:.1f}x exceeds {REVIEW_SPEEDUP:g}x: review before trusting it")
+    paging = [
+        f"{who} {n:.0f}"
+        for who, n in (("eager", cr.eager_faults_per_call), ("candidate", cr.candidate_faults_per_call))
+        if n is not None and n >= PAGING_FAULTS
+    ]
+    if paging:
+        notes.append(
+            f"timed calls page ({', '.join(paging)} page faults a call): the allocator hands them fresh memory, "
+            "so these times include faulting it in and zeroing it"
+        )
+    return "; ".join(notes)

@@ -14,6 +14,7 @@ buffer goes stale).
 
 from __future__ import annotations
 
+import resource
 import statistics
 import time
 from collections.abc import Callable
@@ -37,6 +38,8 @@ class TimingStats:
     launch_ms: float | None = None
     # cuda, host clock: from the call's return to the device going idle (what the device still had to do)
     tail_ms: float | None = None
+    # cpu: median minor page faults per timed call (fresh pages the allocator handed the call, faulted in there)
+    faults_per_call: float | None = None
 
 
 @dataclass
@@ -74,6 +77,7 @@ class Timer:
             self._flush = torch.empty(256 * 1024 * 1024 // 4, dtype=torch.int32, device=device)
         # Saved here so that a candidate re-binding these names later cannot change what we call.
         self._perf_counter = time.perf_counter
+        self._getrusage = resource.getrusage
         self._sync = torch.cuda.synchronize if self.is_cuda else (lambda *a: None)
         self._event = torch.cuda.Event if self.is_cuda else None
         self._pads: dict[str, int] = {}  # cuda: the device lead (cycles) each function's timed calls had
@@ -97,16 +101,22 @@ class Timer:
         if self.is_cuda:
             return self._cuda_events(fns, input_sets, iters, after, half, midway)
         samples: dict[str, list[float]] = {n: [] for n in names}
+        faults: dict[str, list[int]] = {n: [] for n in names}
         for it in range(iters):
             if it == half:
                 midway()
             inputs = input_sets[it % len(input_sets)]
             for name in _rotations(names, it):
+                f0 = self._getrusage(resource.RUSAGE_SELF).ru_minflt
                 t0 = self._perf_counter()
                 fns[name](inputs)
                 samples[name].append((self._perf_counter() - t0) * 1e3)
+                faults[name].append(self._getrusage(resource.RUSAGE_SELF).ru_minflt - f0)
                 after(name)
-        return {n: _stats(s) for n, s in samples.items()}
+        stats = {n: _stats(s) for n, s in samples.items()}
+        for name, st in stats.items():
+            st.faults_per_call = statistics.median(faults[name])
+        return stats
 
     def _warm_up(self, fns: dict[str, Fn], input_sets: list[list[Any]]) -> float:
         """Runs every function; returns the slowest one's seconds per call."""

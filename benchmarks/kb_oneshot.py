@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT))
 from kernelevolve.eval.evaluator import Evaluator  # noqa: E402
 from kernelevolve.operators.edits import EditError, apply_response  # noqa: E402
 from kernelevolve.problem.problem import load_problem  # noqa: E402
-from kernelevolve.suites.bench import discover  # noqa: E402
+from kernelevolve.suites.bench import SuiteError, discover  # noqa: E402
 
 
 def _one_shot_jobs(folder: Path) -> list[tuple[str, Path, Path]]:
@@ -55,7 +55,10 @@ def main() -> None:
     ap.add_argument("--rules", default="measured,kernelbench")
     args = ap.parse_args()
     one_shot = (Path(args.folder) / "answers").is_dir()
-    jobs = _one_shot_jobs(Path(args.folder)) if one_shot else _suite_jobs(args.folder, args.target)
+    try:
+        jobs = _one_shot_jobs(Path(args.folder)) if one_shot else _suite_jobs(args.folder, args.target)
+    except SuiteError as e:
+        raise SystemExit(f"{args.folder}: neither a one-shot folder (no answers/) nor a suite: {e}") from None
     wanted = {n for n in args.only.split(",") if n}
     known = {name.split("/")[0] for name, _, _ in jobs}
     unknown = sorted(wanted - known)

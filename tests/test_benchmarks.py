@@ -146,3 +146,6 @@ def test_kb_oneshot_takes_a_suite_as_its_seeds_and_starts_and_refuses_an_unknown
     p = subprocess.run([*cmd, "--only", "mapid,nosuch"], capture_output=True, text=True, timeout=120)
     assert p.returncode != 0 and "no problem named nosuch" in p.stderr and "mapid" in p.stderr
     assert not (tmp_path / "x.json").exists()
+    cmd[2] = str(tmp_path / "nothing")
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert p.returncode != 0 and "neither a one-shot folder" in p.stderr and "Traceback" not in p.stderr

@@ -58,7 +58,7 @@ def test_a_case_timed_on_a_busy_host_is_timed_again(monkeypatch):
     passes = []
 
     class Busy:
-        def __init__(self):
+        def __init__(self, pids=None):
             passes.append(self)
 
         def note(self):

@@ -143,14 +143,17 @@ def build_model(
     dtype: torch.dtype,
     device: torch.device,
     reference: torch.nn.Module | None = None,
+    reference_state: dict[str, Any] | None = None,
 ) -> torch.nn.Module:
-    """A model in eval() mode built under `seed`. Given the reference, parameters are matched to it:
-    the same seed, then its state dict copied wherever names and shapes match."""
+    """A model in eval() mode built under `seed`. Given the reference (or its state dict, in another process),
+    parameters are matched to it: the same seed, then its state dict copied wherever names and shapes match."""
     torch.manual_seed(seed)
     model = cls(*copy.deepcopy(init))
-    if reference is not None and isinstance(model, torch.nn.Module):
+    if reference is not None:
+        reference_state = reference.state_dict()
+    if reference_state is not None and isinstance(model, torch.nn.Module):
         own = model.state_dict()
-        shared = {k: v for k, v in reference.state_dict().items() if k in own and own[k].shape == v.shape}
+        shared = {k: v for k, v in reference_state.items() if k in own and own[k].shape == v.shape}
         if shared:
             model.load_state_dict(shared, strict=False)
     return _place(model, dtype, device)

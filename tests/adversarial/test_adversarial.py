@@ -18,6 +18,7 @@ RELU = FIXTURES / "kb_relu.py"
 SCALE_SHIFT = FIXTURES / "scale_shift.py"
 BUCKETIZE = FIXTURES / "bucketize_loop.py"
 SOFTMAX = HERE / "problems" / "softmax_small.py"
+RELU_MEDIUM = HERE / "problems" / "relu_medium.py"
 TINY = HERE / "problems" / "tiny_outputs.py"
 FAST_TIMING = {"budget_s": 0.05, "max_iters": 20}  # the timed checks need iterations, not precise times
 
@@ -30,7 +31,6 @@ EXPLOITS = [
     ("disables_poison.py", RELU, None, INCORRECT, "check: given inputs"),
     ("returns_input.py", RELU, None, REJECTED, "aliasing check: the output shares memory with input 0"),
     ("returns_view.py", RELU, None, REJECTED, "aliasing check: the output shares memory with input 0"),
-    ("returns_reference.py", RELU, None, REJECTED, "aliasing check: the output shares memory with a reference"),
     ("tensor_subclass.py", RELU, None, REJECTED, "structure check: the output is a candidate.Liar"),
     ("lazy_wrapper.py", RELU, None, REJECTED, "structure check: the output is a candidate.Lazy"),
     ("instance_attributes.py", RELU, None, REJECTED, "structure check: the output carries instance attributes"),
@@ -44,14 +44,21 @@ EXPLOITS = [
     ("worker_at_import.py", RELU, None, REJECTED, "threads check: after loading the candidate"),
     ("patches_perf_counter.py", RELU, None, REJECTED, "integrity check: the candidate re-bound time.perf_counter"),
     ("patches_comparator.py", RELU, None, REJECTED, "integrity check: the candidate re-bound kernelevolve.eval"),
-    ("rebinds_constants.py", RELU, None, REJECTED, "integrity check: the candidate re-bound problem.batch_size"),
-    ("rebinds_case_constants.py", SCALE_SHIFT, None, REJECTED, "integrity check: the candidate re-bound problem."),
     ("global_module_hook.py", RELU, None, REJECTED, "global hook or mode in place (torch.nn.modules.module._global_"),
     ("function_mode_left_on.py", RELU, None, REJECTED, "global hook or mode in place (torch function modes)"),
     ("calls_softmax.py", SOFTMAX, True, REJECTED, "kernel policy: ModelNew.forward calls torch.softmax"),
     ("calls_reference_model.py", SOFTMAX, True, REJECTED, "kernel policy: the candidate uses the reference Model"),
     ("computes_with_numpy.py", SOFTMAX, True, REJECTED, "kernel-launch check"),
     ("decoy_kernel_getattr.py", SOFTMAX, True, REJECTED, "kernel policy: ModelNew.forward looks up an attribute"),
+]
+
+# Exploits that reach for what the judge holds (its reference outputs, its private copy of the problem): caught
+# where the candidate shares the judge's process (GPU targets, test_adversarial_gpu.py); on the cpu target they find
+# nothing of the judge in the candidate's own process and are measured for what they are.
+IN_PROCESS_EXPLOITS = [
+    ("returns_reference.py", RELU, None, REJECTED, "aliasing check: the output shares memory with a reference"),
+    ("rebinds_constants.py", RELU, None, REJECTED, "integrity check: the candidate re-bound problem.batch_size"),
+    ("rebinds_case_constants.py", SCALE_SHIFT, None, REJECTED, "integrity check: the candidate re-bound problem."),
 ]
 
 # candidate, problem, kernel policy
@@ -106,12 +113,28 @@ def test_content_cache_is_rejected_on_the_cpu(cpu_evaluator):
     assert result.fitness == 0
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="open until the judge has its own process (issue 19, item 1): the timer's samples live in the "
-    "candidate's process, so frames reach them; strict, so the day it is caught this test says so",
+@pytest.mark.parametrize("candidate", [e[0] for e in IN_PROCESS_EXPLOITS] + ["scales_timer_samples.py"])
+def test_what_reaches_for_the_judge_finds_nothing_of_it_on_the_cpu(cpu_evaluator, candidate):
+    """The reference outputs, the problem's private module and the timer's samples are the judge's, in another
+    process: each of these honest kernels with a forgery attached is measured at what the kernel does (a ReLU,
+    or a scale and shift, at eager's speed), correct and not faster."""
+    problem = SCALE_SHIFT if candidate == "rebinds_case_constants.py" else RELU
+    result = cpu_evaluator.evaluate(load_problem(problem), HERE / "exploits" / candidate, **FAST_TIMING)
+    assert result.status is Status.OK, (result.reason, result.log_tail)
+    assert result.speedup is not None and result.speedup < 2.5, result.speedup
+
+
+@pytest.mark.parametrize(
+    "candidate,why",
+    [
+        ("forges_reported_times.py", "timing cross-check: the candidate's process reported"),
+        ("slows_reference_in_its_process.py", "something there slows the reference down"),
+    ],
 )
-def test_shrinking_the_timers_own_samples_is_caught(cpu_evaluator):
-    """An honest ReLU at eager's speed that divides its recorded samples by three comes back ok at about 3x."""
-    result = cpu_evaluator.evaluate(load_problem(RELU), HERE / "exploits" / "scales_timer_samples.py", **FAST_TIMING)
-    assert result.status is not Status.OK, (result.speedup, result.reason)
+def test_forging_the_candidate_processes_own_clock_is_caught_by_the_judges(cpu_evaluator, candidate, why):
+    """In its own process the candidate can rewrite what that process reports or slow the reference timed there,
+    past the checks that run there: the judge's clock around each call, and the reference timed in the judge's
+    own process, give it away."""
+    result = cpu_evaluator.evaluate(load_problem(RELU_MEDIUM), HERE / "exploits" / candidate, **FAST_TIMING)
+    assert result.status is Status.REJECTED, (result.reason, result.speedup, result.log_tail)
+    assert why in result.reason, result.reason

@@ -12,7 +12,7 @@ import pytest
 from kernelevolve.eval.evaluator import Evaluator
 from kernelevolve.problem.problem import load_problem
 from kernelevolve.result import Status
-from tests.adversarial.test_adversarial import EXPLOITS, FAST_TIMING, HERE, HONEST, RELU, SOFTMAX
+from tests.adversarial.test_adversarial import EXPLOITS, FAST_TIMING, HERE, HONEST, IN_PROCESS_EXPLOITS, RELU, SOFTMAX
 
 pytestmark = pytest.mark.gpu
 
@@ -49,7 +49,11 @@ def test_gpu_exploit_is_caught(cuda_evaluator, candidate, problem, status, why):
     assert not result.correct and result.fitness == 0
 
 
-@pytest.mark.parametrize("candidate,problem,policy,status,why", EXPLOITS, ids=[e[0] for e in EXPLOITS])
+@pytest.mark.parametrize(
+    "candidate,problem,policy,status,why",
+    EXPLOITS + IN_PROCESS_EXPLOITS,
+    ids=[e[0] for e in EXPLOITS + IN_PROCESS_EXPLOITS],
+)
 def test_cpu_exploit_is_caught_on_cuda(cuda_evaluator, candidate, problem, policy, status, why):
     result = _evaluate(cuda_evaluator, problem, HERE / "exploits" / candidate, policy)
     assert result.status is status, (result.reason, result.log_tail)

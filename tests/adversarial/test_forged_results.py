@@ -1,8 +1,10 @@
-"""Results forged on the events pipe (eval/acceptance.py): the worker's process runs the candidate, so a candidate
-can find the pipe in /proc/self/fd and write a result line of its own. The parent reads every event left after it
-kills the worker and accepts exactly one result per job; it checks that the result names the job's problem,
-candidate, target and baseline, and recomputes speedup and fitness from the raw times. What still passes (a whole,
-consistent forgery from a candidate that then exits) needs the judge in a process of its own."""
+"""Results forged on the events pipe. On the cpu target the candidate runs in a process of its own, forked before
+the job arrived with the events pipe closed, and the judge's /proc entries are closed to it: every pipe it can find
+in /proc/self/fd is not the result channel, and the verdict is the judge's. Where the candidate shares the judge's
+process (GPU targets until their split), it can write a result line of its own; the parent reads every event left
+after it kills the worker and accepts exactly one result per job, checks that the result names the job's problem,
+candidate, target and baseline, and recomputes speedup and fitness from the raw times (eval/acceptance.py, whose
+rules the tests below check directly)."""
 
 from __future__ import annotations
 
@@ -56,23 +58,21 @@ def _forger(tmp_path, exit_now: bool):
     return path
 
 
-def test_a_result_written_by_the_candidate_beside_the_harness_s_is_rejected(tmp_path, evaluator):
-    """The forged line arrives first; the harness's own follows when the evaluation ends, and the parent reads the
-    pipe to its end: two results, rejected."""
+def test_a_result_the_candidate_writes_never_reaches_the_parent(tmp_path, evaluator):
+    """The forger writes a 40x result to every pipe its process holds: none is the events pipe, and the verdict
+    is the judge's, for what the kernel is (an honest ReLU at eager's speed)."""
     result = evaluator.evaluate(load_problem(RELU), _forger(tmp_path, exit_now=False), trials=1)
-    assert result.status is Status.REJECTED, (result.reason, result.log_tail[-1500:])
-    assert "the events pipe held 2 results for one job" in result.reason
-    assert result.fitness == 0.0
+    assert result.status is Status.OK, (result.reason, result.log_tail[-1500:])
+    assert result.problem_hash and result.candidate_hash
+    assert result.speedup is not None and result.speedup < 2.5, result.speedup
 
 
-def test_a_lone_forged_result_that_disagrees_with_the_job_is_rejected(tmp_path, evaluator):
-    """The forger exits before the harness can answer: one result, but it names no problem or candidate, and its
-    fitness has no times behind it."""
+def test_a_forger_that_then_exits_is_a_crashed_candidate(tmp_path, evaluator):
+    """The forger writes its result and exits at import: its process is gone, and the judge says so."""
     result = evaluator.evaluate(load_problem(RELU), _forger(tmp_path, exit_now=True), trials=1)
-    assert result.status is Status.REJECTED, (result.reason, result.log_tail[-1500:])
-    assert "problem hash (none) is not the problem the job names" in result.reason
-    assert "candidate hash (none)" in result.reason
-    assert "its speedup and fitness (40.0, 40.0) are not its cases' (None, None)" in result.reason
+    assert result.status is Status.CRASHED, (result.reason, result.log_tail[-1500:])
+    assert "the candidate's process exited with status 0" in result.reason
+    assert result.fitness == 0.0
 
 
 def _job(**fields) -> EvalJob:
@@ -137,12 +137,12 @@ class ModelNew(nn.Module):
 """
 
 
-def test_junk_on_the_events_pipe_is_a_rejected_evaluation_not_a_stopped_search(tmp_path, evaluator):
+def test_junk_on_every_pipe_the_candidate_holds_stops_nothing(tmp_path, evaluator):
     """Lines that are not the harness's (not an object, a stage that is not text, a result that is not one, a
-    problem error after the candidate loaded) reject this evaluation and raise nothing."""
+    problem error) written to every pipe the candidate's process holds: the evaluation ends with the judge's own
+    verdict, and the next one runs."""
     path = tmp_path / "junk.py"
     path.write_text(JUNK)
     result = evaluator.evaluate(load_problem(RELU), path, trials=1)
-    assert result.status is Status.REJECTED, (result.reason, result.log_tail[-1500:])
-    assert result.reason.startswith(acceptance.REJECTED_PREFIX)
+    assert result.status is Status.OK, (result.reason, result.log_tail[-1500:])
     assert evaluator.evaluate(load_problem(RELU), FIXTURES / "candidates" / "relu_ok.py", trials=1).status is Status.OK

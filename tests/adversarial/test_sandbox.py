@@ -33,6 +33,25 @@ try:
     found["network"] = "connected"
 except OSError as e:
     found["network"] = type(e).__name__
+for part in ("mem", "fd", "environ"):  # the judge: its memory holds the references, its descriptors the result pipe
+    try:
+        if part == "fd":  # a descriptor opened through its link (the events pipe is one of them)
+            names = os.listdir(f"/proc/{{os.getppid()}}/fd")
+            errors = []
+            for name in names:
+                try:
+                    os.close(os.open(f"/proc/{{os.getppid()}}/fd/{{name}}", os.O_WRONLY | os.O_NONBLOCK))
+                    raise SystemExit("opened the judge's descriptor " + name)
+                except OSError as e:
+                    errors.append(type(e).__name__)
+            if "PermissionError" not in errors:
+                raise OSError("no descriptor refused")
+            raise PermissionError(", ".join(sorted(set(errors))))
+        else:
+            open(f"/proc/{{os.getppid()}}/{{part}}", "rb").read(1)
+        found["parent_" + part] = "read"
+    except OSError as e:
+        found["parent_" + part] = type(e).__name__
 if os.fork() == 0:  # a daemon of its own session, meant to outlive the worker
     os.setsid()
     if os.fork() == 0:
@@ -77,7 +96,10 @@ def test_a_candidate_has_no_network_no_parent_no_secrets_and_nothing_outlives_it
     assert result.status is Status.OK, (result.reason, result.log_tail[-2000:])
     found = json.loads(result.log_tail.split("PROBE ", 1)[1].splitlines()[0])
     assert found["network"] != "connected"  # a server listening on this machine's loopback is out of reach
-    assert found["ppid"] == 0  # the worker's parent is outside its PID namespace: not even its pid is known
+    # The candidate's process is the judge's child; the judge's parent is outside the PID namespace, and the judge's
+    # own /proc entries are closed to the candidate (it is not dumpable).
+    assert found["ppid"] == 1
+    assert {found[f"parent_{p}"] for p in ("mem", "fd", "environ")} == {"PermissionError"}, str(found)
     assert found["secret"] is None and found["kept"] == "kept"
     time.sleep(5)
     assert not Path(str(report) + ".daemon").exists()  # killed with the worker

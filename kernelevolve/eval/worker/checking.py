@@ -9,8 +9,6 @@ launch monitor when the kernel policy is on. Threads are checked after every cal
 
 from __future__ import annotations
 
-import time
-import traceback
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,12 +23,9 @@ from kernelevolve.eval.worker.correctness import (
     inputs_unchanged,
     snapshot,
 )
-from kernelevolve.eval.worker.launches import LaunchMonitor
 from kernelevolve.eval.worker.outputs import Span, aliased, not_plain, spans
-from kernelevolve.eval.worker.poison import Poisoned, poisoned_elements
-from kernelevolve.eval.worker.prepare import PreparedCase, Trial, describe, sync
-from kernelevolve.eval.worker.threads import ThreadWatch
-from kernelevolve.problem.inputs import build_model
+from kernelevolve.eval.worker.poison import poisoned_elements
+from kernelevolve.eval.worker.prepare import PreparedCase, Trial, sync
 from kernelevolve.result import CaseResult, Status
 
 
@@ -58,7 +53,7 @@ class Guard:
 
     device: torch.device
     dtype: torch.dtype
-    watch: ThreadWatch
+    host: Any  # eval/worker/host.py: where the candidate runs (InProcess or Remote)
     protected: list[Span]  # every input buffer and reference output the harness holds
     candidate_path: str
     require_kernel: bool
@@ -79,21 +74,19 @@ def protected_spans(cases: list[PreparedCase]) -> list[Span]:
     return out
 
 
-def check_case(pc: PreparedCase, new_cls: type, g: Guard, cr: CaseResult) -> tuple[torch.nn.Module, Comparison, float]:
-    """Every trial of one case; returns the model, the merged verdict and the seconds of the first call
-    (which includes JIT compilation). Raises CandidateFailure for a rejection or a failed call. KernelBench's
-    own verdict on the given inputs goes to `cr` as soon as it is known."""
-    try:
-        model = build_model(new_cls, pc.init, pc.param_seed, g.dtype, g.device, reference=pc.ref_model)
-    except Exception as e:  # noqa: BLE001
-        raise CandidateFailure(classify(e), f"constructing ModelNew failed: {describe(e)}") from e
+def check_case(pc: PreparedCase, key: int, g: Guard, cr: CaseResult) -> tuple[Any, Comparison, float]:
+    """Every trial of one case; returns the model (its handle, where the candidate has a process of its own), the
+    merged verdict and the seconds of the first call (which includes JIT compilation). Raises CandidateFailure for
+    a rejection or a failed call. KernelBench's own verdict on the given inputs goes to `cr` as soon as it is
+    known."""
+    model = g.host.model(key, pc, g.dtype)
     verdict = Comparison(True)
     first_call_s = 0.0
     for i, trial in enumerate(pc.trials):
         with memory.resident(trial, g.device):
             if i > 0:
                 _reference_first(pc, trial.inputs, g)
-            out, seconds = call_checked(model, trial.inputs, pc, g)
+            out, seconds, _ = call_checked(model, trial.inputs, pc, g)
             if i == 0:
                 first_call_s = seconds
                 _reference_after(pc, trial.inputs, out, g)
@@ -107,51 +100,35 @@ def check_case(pc: PreparedCase, new_cls: type, g: Guard, cr: CaseResult) -> tup
         verdict = verdict.merge(cmp)
         if not verdict.ok:
             break  # the case is decided; its first failure is the reason
-    busy = g.watch.native_busy()
+    busy = g.host.threads(native_only=True)
     if busy:
         raise CandidateFailure(Status.REJECTED, f"threads check: after forward returned, {busy}")
     return model, verdict, first_call_s
 
 
 def call_checked(
-    model: torch.nn.Module, inputs: list[Any], pc: PreparedCase, g: Guard, monitor: LaunchMonitor | None = None
-) -> tuple[Any, float]:
-    """One forward call in poisoned memory, then the checks every call must pass before its output is compared:
-    no thread left running, a plain output, the inputs unchanged, no memory shared with them."""
+    model: Any, inputs: list[Any], pc: PreparedCase, g: Guard, monitor: bool = False
+) -> tuple[Any, float, list[str] | None]:
+    """One forward call in poisoned memory (where the candidate runs), then the checks every call must pass before
+    its output is compared: no thread left running, a plain output, the inputs unchanged, no memory shared with
+    them. Returns (output, seconds, the candidate kernels the launch monitor saw, with monitor)."""
     before = snapshot(inputs)
-    with Poisoned(g.device, pc.out_sizes):
-        t0 = time.perf_counter()
-        try:
-            with torch.no_grad():
-                if monitor is not None:
-                    with monitor:
-                        out = model(*inputs)
-                else:
-                    out = model(*inputs)
-            sync(g.device)
-        except Exception as e:  # noqa: BLE001
-            traceback.print_exc()
-            raise CandidateFailure(classify(e), f"forward raised {describe(e)}") from e
-        seconds = time.perf_counter() - t0
+    out, seconds, seen, alias = g.host.call(model, inputs, pc, monitor)
     g.ran("uninitialised_memory", "threads", "structure", "inputs_unchanged", "aliasing")
-    left = g.watch.python_left()
-    if left:
-        raise CandidateFailure(Status.REJECTED, f"threads check: after forward returned, {left}")
-    why = not_plain(out)
-    if why:
-        raise CandidateFailure(Status.REJECTED, f"structure check: {why}")
     changed = inputs_unchanged(inputs, before)
     if changed:
         raise CandidateFailure(Status.INCORRECT, f"inputs check: {changed}")
+    if alias:  # seen where the candidate runs: the output here is the judge's copy
+        raise CandidateFailure(Status.REJECTED, f"aliasing check: {alias}")
     check_output(out, inputs, pc, g)
-    return out, seconds
+    return out, seconds, seen
 
 
 def check_output(out: Any, inputs: list[Any], pc: PreparedCase, g: Guard) -> None:
     why = not_plain(out)
     if why:
         raise CandidateFailure(Status.REJECTED, f"structure check: {why}")
-    if not pc.ref_aliases_input:
+    if not pc.ref_aliases_input and g.host.in_process:  # else the output is the judge's copy
         alias = aliased(out, spans(inputs, "input {i}") + g.protected)
         if alias:
             raise CandidateFailure(Status.REJECTED, f"aliasing check: {alias}")
@@ -203,14 +180,16 @@ def _deterministic(model: torch.nn.Module, trial: Trial, out: Any, pc: PreparedC
     agree within the problem's tolerance: stale or uninitialised memory, and results that depend on where the
     inputs live, differ far more; bitwise identity would reject honest parallel reductions (OpenMP reduction
     order, GPU atomics)."""
-    fresh = trees.clone(trial.inputs)
+    fresh = g.host.adopt(trees.clone(trial.inputs))
     _reference_first(pc, fresh, g)
-    monitor = LaunchMonitor(g.candidate_path) if g.require_kernel else None
-    again, _ = call_checked(model, fresh, pc, g, monitor)
+    try:
+        again, _, seen = call_checked(model, fresh, pc, g, monitor=g.require_kernel)
+    finally:
+        g.host.forget(fresh)
     g.ran("determinism")
-    if monitor is not None:
+    if g.require_kernel:
         g.ran("kernel_launch")
-        if not monitor.seen:
+        if not seen:
             raise CandidateFailure(
                 Status.REJECTED,
                 "kernel-launch check: forward called no kernel compiled from the candidate "

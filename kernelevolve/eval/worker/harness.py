@@ -15,6 +15,7 @@ import sys
 import time
 import traceback
 from collections.abc import Callable
+from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +24,7 @@ import torch
 from kernelevolve.eval.environment import harness_version
 from kernelevolve.eval.job import EvalJob
 from kernelevolve.eval.worker import integrity, l2, launches, memory, precision, speed, trees
-from kernelevolve.eval.worker.candidate import CandidateLoadError, detect_languages, load_candidate, read_source
+from kernelevolve.eval.worker.candidate import CandidateLoadError, detect_languages, read_source
 from kernelevolve.eval.worker.checking import (
     CandidateFailure,
     Guard,
@@ -33,11 +34,11 @@ from kernelevolve.eval.worker.checking import (
     explain,
     protected_spans,
 )
+from kernelevolve.eval.worker.host import InProcess, Remote
 from kernelevolve.eval.worker.hostload import RunQueueWait
 from kernelevolve.eval.worker.integrity import changed, fingerprint, harness_modules
 from kernelevolve.eval.worker.policy import policy_default, violations
 from kernelevolve.eval.worker.prepare import UNSEEN_SETS, LoadClock, PreparedCase, Report, describe, prepare, sync
-from kernelevolve.eval.worker.threads import ThreadWatch
 from kernelevolve.eval.worker.timing import Timer, TimerConfig
 from kernelevolve.platforms import extension_cache, get_platform
 from kernelevolve.problem.inputs import out_of_memory, problem_dtype
@@ -70,14 +71,16 @@ def time_case(
     index = {id(inputs): k for k, inputs in enumerate(pc.timing_sets)}
     rotated = False
 
-    def candidate(inputs: list[Any]) -> Any:
+    def in_process(inputs: list[Any]) -> Any:
         out = model(*inputs)
         last[index[id(inputs)]] = out
         return out
 
+    candidate = in_process if g.host.in_process else g.host.timed_fn(model, keep=True)
+
     def after_call(name: str) -> None:
         if name == "candidate":
-            left = g.watch.python_left()
+            left = g.host.python_left()
             if left:
                 raise CandidateFailure(Status.REJECTED, f"threads check: after a timed call, {left}")
 
@@ -91,6 +94,8 @@ def time_case(
     fns: dict[str, Callable[[list[Any]], Any]] = {"eager": lambda inp: pc.ref_model(*inp), "candidate": candidate}
     if pc.compiled is not None:
         fns["compile"] = lambda inp, c=pc.compiled: c(*inp)
+    if not g.host.in_process:  # the baselines are timed in the candidate's process too, by the same clock
+        fns = {**g.host.baselines(model, pc, g.dtype), "candidate": candidate}
     timed = dict(fns)
     copy = _copy_of(pc.min_bytes, timer.device) if copy_floor else None
     if copy is not None:
@@ -99,7 +104,9 @@ def time_case(
     with torch.no_grad():
         stats = timer.time_interleaved(timed, pc.timing_sets, after_call=after_call, midway=midway)
         timed.clear()  # the copy's buffers go before the host and graph timings
-        outputs = dict(last)
+        outputs = dict(last) if g.host.in_process else g.host.last_outputs(pc.timing_sets)
+        if not g.host.in_process:
+            _cross_check(timer, pc, fns, g, result)
         sync(timer.device)
         host = timer.time_host(fns, pc.timing_sets)
         graphs = timer.time_graphs(fns, pc.timing_sets[0])
@@ -124,6 +131,42 @@ def time_case(
         confirm_host_tails(timer, fns, pc.timing_sets, result)
     n = len(pc.timing_sets)
     return {(k + 1) % n if rotated else k: out for k, out in outputs.items()}
+
+
+def _cross_check(timer: Timer, pc: PreparedCase, fns: dict[str, Any], g: Guard, result: CaseResult) -> None:
+    """The candidate's process timed every function; each report must agree with the judge's clock around the
+    same calls, and the reference timed there must not be slower than the same reference timed here (a candidate
+    in that process could slow it down for real). Raises CandidateFailure."""
+    g.ran("timing_cross_check")
+    for name, fn in fns.items():
+        why = fn.cross_check(name)
+        if why:
+            raise CandidateFailure(Status.REJECTED, why)
+    theirs = fns["eager"].median_ms()
+    quick = Timer(timer.device, TimerConfig(min_iters=CROSS_CHECK_ITERS, max_iters=CROSS_CHECK_ITERS))
+    own = float("inf")
+    for _ in range(2):  # a second look before it rejects: a busy host can stretch one measurement
+        with torch.no_grad():
+            stats = quick.time_interleaved({"eager": lambda inp: pc.ref_model(*inp)}, pc.timing_sets)
+        own = min(own, stats["eager"].median_ms)
+        result.t_eager_judge_ms = own
+        if theirs <= REFERENCE_FACTOR * own + REFERENCE_SLACK_MS:
+            return
+    raise CandidateFailure(
+        Status.REJECTED,
+        f"timing cross-check: the reference took {theirs:.4g} ms per call in the candidate's process and "
+        f"{own:.4g} ms in the judge's (allowed {REFERENCE_FACTOR}x + {REFERENCE_SLACK_MS} ms): something there "
+        "slows the reference down",
+    )
+
+
+CROSS_CHECK_ITERS = 10
+# Timed beside the candidate, the reference shares caches, allocator and cores with it; timed alone in the judge, it
+# does not. An honest candidate slows it there (a large output's caches, a C++ kernel's OpenMP pool still spinning
+# after its call on a host with few cores), so only a slowdown past this factor is the candidate's doing beyond
+# doubt. Each case records both times (t_eager_ms, t_eager_judge_ms).
+REFERENCE_FACTOR = 10.0
+REFERENCE_SLACK_MS = 0.5
 
 
 def _copy_of(n_bytes: int, device: torch.device) -> Callable[[list[Any]], Any] | None:
@@ -177,7 +220,7 @@ def _timed(
 ) -> tuple[str, CandidateFailure | None, RunQueueWait]:
     """One timing pass of a case and the checks of what it produced: (the timing-outputs failure, a rejection
     raised by a check, the host's run-queue wait over the pass)."""
-    waited = RunQueueWait()
+    waited = RunQueueWait(g.host.pids())
     try:
         outputs = time_case(timer, pc, model, cr, g, copy_floor=copy_floor)
         why = check_timing_outputs(pc, outputs, g)
@@ -271,13 +314,20 @@ def _unseen_round(
     for k in indices:
         contents, ref = pc.unseen_sets[k], memory.to(pc.unseen_refs[k], g.device)  # the plan may hold it on the host
         with torch.no_grad():
-            before = timer.time_once(lambda inputs: model(*inputs), seen, "candidate")[0]
-            trees.copy_(buffers, contents)
-            ms, out = timer.time_once(lambda inputs: model(*inputs), buffers, "candidate")
-            if timer.is_cuda:
-                ref_ms.append(timer.time_once(lambda inputs: pc.ref_model(*inputs), buffers, "eager")[0])
-            after = timer.time_once(lambda inputs: model(*inputs), seen, "candidate")[0]
-        left = g.watch.python_left()
+            if g.host.in_process:
+                before = timer.time_once(lambda inputs: model(*inputs), seen, "candidate")[0]
+                trees.copy_(buffers, contents)
+                ms, out = timer.time_once(lambda inputs: model(*inputs), buffers, "candidate")
+                if timer.is_cuda:
+                    ref_ms.append(timer.time_once(lambda inputs: pc.ref_model(*inputs), buffers, "eager")[0])
+                after = timer.time_once(lambda inputs: model(*inputs), seen, "candidate")[0]
+            else:  # the judge's clock around each request; the output crosses after, off that clock
+                trees.copy_(buffers, contents)  # first: the three calls then follow one another
+                before = g.host.clocked(model, seen, keep=False)[0]
+                ms, kept = g.host.clocked(model, buffers, keep=True)
+                after = g.host.clocked(model, seen, keep=False)[0]
+                out = g.host.output(kept)
+        left = g.host.python_left()
         if left:
             raise CandidateFailure(Status.REJECTED, f"threads check: after a call on unseen inputs, {left}")
         check_output(out, [], pc, g)
@@ -373,11 +423,32 @@ def run_job(
     report: Report,
     builds: extension_cache.Channel | None = None,
     end_of_trusted: Callable[[], None] | None = None,
+    runner: tuple[int, Connection] | None = None,
 ) -> EvalResult:
     """builds: the pipes to the harness's build service (platforms/extension_cache.py). end_of_trusted: called once
     phase A is over, before any candidate code exists in this process; the evaluator then keeps what phase A wrote
-    into the shared caches (eval/sandbox.py, share_trusted_writes) and lets it go on."""
+    into the shared caches (eval/sandbox.py, share_trusted_writes) and lets it go on. runner: the candidate's own
+    process (eval/worker/runner.py: its pid and the judge's end of its pipe), forked before the job arrived; on
+    the cpu target the candidate runs there, elsewhere (or without one) in this process."""
     report = _Stages(report)
+    cpu = get_platform(job.target).device_type == "cpu"
+    if runner is not None and cpu:
+        host: InProcess | Remote = Remote(runner[0], runner[1], job.candidate_path, job.problem_path, report.build)
+    else:
+        host = InProcess(torch.device("cpu") if cpu else torch.device("cuda", job.device_index), job.candidate_path)
+    try:
+        return _judge(job, report, builds, end_of_trusted, host)
+    finally:
+        host.close()
+
+
+def _judge(
+    job: EvalJob,
+    report: _Stages,
+    builds: extension_cache.Channel | None,
+    end_of_trusted: Callable[[], None] | None,
+    host: InProcess | Remote,
+) -> EvalResult:
     platform = get_platform(job.target)
     stages: dict[str, float] = {}
     t0 = time.perf_counter()
@@ -405,7 +476,7 @@ def run_job(
     if unreadable:
         return _fail(result, Status.COMPILE_ERROR, unreadable, stages)
     if job.build_only:
-        return _build_only(job, result, report, builds)
+        return _build_only(job, result, report, builds, host)
     timed = job.timed and not result.interpreted
     require_kernel = policy_default(platform) if job.require_kernel is None else job.require_kernel
     rng = random.Random(job.seed)
@@ -471,26 +542,20 @@ def run_job(
             return _fail(result, Status.REJECTED, "kernel policy: " + "; ".join(broken[:3]) + more, stages)
     t1 = time.perf_counter()
     report("compile")
-    # C++/CUDA extensions: built by the harness once per C++ source, loaded here (platforms/extension_cache.py).
-    extension_cache.install(report=report.build, channel=builds)
     watched = {"problem": module, "timer": timer, **harness_modules()}
     before = (fingerprint(watched), precision.state())
-    g = Guard(
-        device,
-        dtype,
-        ThreadWatch(),
-        protected_spans(prepared),
-        job.candidate_path,
-        require_kernel,
-        result.checks,
-    )
+    g = Guard(device, dtype, host, protected_spans(prepared), job.candidate_path, require_kernel, result.checks)
     try:
-        cand = load_candidate(job.candidate_path)
+        # C++/CUDA extensions: built by the harness once per C++ source, loaded where the candidate runs
+        # (platforms/extension_cache.py).
+        compiled = any(pc.compiled is not None for pc in prepared)
+        left = host.load(job.allow_tf32, lambda: extension_cache.install(report=report.build, channel=builds), compiled)
     except CandidateLoadError as e:
         traceback.print_exc()
         return _fail(result, Status.COMPILE_ERROR, str(e), stages)
+    except CandidateFailure as e:  # the candidate's process died while it loaded
+        return _fail(result, e.status, f"loading the candidate: {e.reason}", stages)
     stages["compile"] = time.perf_counter() - t1
-    left = g.watch.check()
     g.ran("threads")
     if left:
         return _fail(result, Status.REJECTED, f"threads check: after loading the candidate, {left}", stages)
@@ -516,7 +581,11 @@ def run_job(
         result.cases.append(cr)
         bind_case(module, pc.case, defaults)  # a reference whose forward reads the constants runs here too
         try:
-            model, verdict, first_call_s = check_case(pc, cand.ModelNew, g, cr)
+            if not host.in_process:  # the sets the candidate may see, shared with its process
+                for trial in pc.trials:
+                    trial.inputs = host.adopt(trial.inputs)
+                pc.timing_sets = [host.adopt(inputs) for inputs in pc.timing_sets]
+            model, verdict, first_call_s = check_case(pc, ci, g, cr)
             first_calls += first_call_s
         except CandidateFailure as e:
             return _fail(result, e.status, f"case {ci} {pc.shape}: {e.reason}", stages)
@@ -526,7 +595,7 @@ def run_job(
         cr.reason = "; ".join([verdict.reason, *pc.notes]).strip("; ")
         models.append(model)
         all_ok = all_ok and verdict.ok
-        tampered = _tampered(module, pc.case, defaults, before, watched)
+        tampered = _tampered(module, pc.case, defaults, before, watched, host)
         if tampered:
             return _fail(result, Status.REJECTED, _tamper_reason(tampered), stages)
     g.ran("integrity")
@@ -576,11 +645,14 @@ def run_job(
             why = speed_checks(pc, cr, peaks, g, result)
             if why:
                 return _fail(result, Status.REJECTED, f"case {ci} {pc.shape}: {why}", stages)
-            tampered = _tampered(module, pc.case, defaults, before, watched)
+            tampered = _tampered(module, pc.case, defaults, before, watched, host)
             if tampered:
                 return _fail(result, Status.REJECTED, _tamper_reason(tampered), stages)
         stages["timing"] = time.perf_counter() - t3
-        busy = g.watch.check()
+        try:
+            busy = host.threads()
+        except CandidateFailure as e:
+            return _fail(result, e.status, f"after timing: {e.reason}", stages)
         if busy:
             return _fail(result, Status.REJECTED, f"threads check: after timing, {busy}", stages)
     if require_kernel and device.type == "cuda":
@@ -596,7 +668,7 @@ def run_job(
         bind_case(module, prepared[0].case, defaults)
         first = prepared[0].trials[0]
         with memory.resident(first, device):
-            result = profiled(result, job, cand, lambda: models[0](*first.inputs), device, source, stages)
+            result = profiled(result, job, host.cand, lambda: models[0](*first.inputs), device, source, stages)
         bind_case(module, {}, defaults)
     result.stages = stages
     return result.finalize()
@@ -670,15 +742,20 @@ def _device_kernel_check(pc: PreparedCase, model: torch.nn.Module, source: str, 
 
 
 def _tampered(
-    module: Any, case: dict[str, Any], defaults: dict[str, Any], before: tuple[Any, Any], watched: dict[str, Any]
+    module: Any,
+    case: dict[str, Any],
+    defaults: dict[str, Any],
+    before: tuple[Any, Any],
+    watched: dict[str, Any],
+    host: InProcess | Remote,
 ) -> list[str]:
-    """Names re-bound since the fingerprint, and precision settings changed. The case's constants are the
-    harness's own binding while the case runs: they must still be the very objects it bound, before the defaults
-    go back for the fingerprint."""
+    """Names re-bound since the fingerprint, and precision settings changed, in this process and in the
+    candidate's own. The case's constants are the harness's own binding while the case runs: they must still be
+    the very objects it bound, before the defaults go back for the fingerprint."""
     moved = [f"problem.{k}" for k, v in case.items() if getattr(module, k, None) is not v]
     bind_case(module, {}, defaults)
     prints, policy = before
-    return moved + changed(prints, watched) + precision.changed(policy)
+    return moved + changed(prints, watched) + precision.changed(policy) + host.tampered()
 
 
 def _tamper_reason(names: list[str]) -> str:
@@ -700,17 +777,18 @@ def _tamper_reason(names: list[str]) -> str:
 
 
 def _build_only(
-    job: EvalJob, result: EvalResult, report: _Stages, builds: extension_cache.Channel | None
+    job: EvalJob, result: EvalResult, report: _Stages, builds: extension_cache.Channel | None, host: InProcess | Remote
 ) -> EvalResult:
     """The candidate imported, nothing judged: its C++/CUDA extensions are built into the extension cache, where
     its evaluation finds them (a build beside another evaluation instead of within its own)."""
     t0 = time.perf_counter()
     report("compile")
-    extension_cache.install(report=report.build, channel=builds)
     try:
-        load_candidate(job.candidate_path)
+        host.load(job.allow_tf32, lambda: extension_cache.install(report=report.build, channel=builds))
     except CandidateLoadError as e:
         return _fail(result, Status.COMPILE_ERROR, str(e), {"compile": time.perf_counter() - t0})
+    except CandidateFailure as e:
+        return _fail(result, e.status, f"loading the candidate: {e.reason}", {"compile": time.perf_counter() - t0})
     return _fail(result, Status.OK, "built only: not evaluated", {"compile": time.perf_counter() - t0})
 
 

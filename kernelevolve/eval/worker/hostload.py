@@ -12,35 +12,40 @@ from __future__ import annotations
 import os
 import time
 
-PROC_TASKS = "/proc/self/task"
+PROC = "/proc"
 WAIT_REVIEW = 0.1  # waited for a CPU over this share of the timing's wall time (summed over threads): listed
 
 
-def _waited_ns() -> int | None:
-    """Run-queue wait of every thread of this process so far; None where the kernel does not report it."""
+def _waited_ns(pids: list[int] | None = None) -> int | None:
+    """Run-queue wait so far of every thread of this process and of `pids` (the candidate's own process, where
+    the cpu target times); None where the kernel does not report it."""
     total = 0
-    try:
-        tasks = os.listdir(PROC_TASKS)
-    except OSError:
-        return None
-    for t in tasks:
+    for pid in ["self", *(pids or [])]:
         try:
-            with open(f"{PROC_TASKS}/{t}/schedstat") as f:
-                total += int(f.read().split()[1])
-        except (OSError, ValueError, IndexError):
-            continue  # a thread that ended meanwhile
+            tasks = os.listdir(f"{PROC}/{pid}/task")
+        except OSError:
+            if pid == "self":
+                return None
+            continue
+        for t in tasks:
+            try:
+                with open(f"{PROC}/{pid}/task/{t}/schedstat") as f:
+                    total += int(f.read().split()[1])
+            except (OSError, ValueError, IndexError):
+                continue  # a thread that ended meanwhile
     return total
 
 
 class RunQueueWait:
     """Started before a case's timing; `note()` after it says whether the host kept the threads waiting."""
 
-    def __init__(self) -> None:
-        self.waited = _waited_ns()
+    def __init__(self, pids: list[int] | None = None) -> None:
+        self.pids = list(pids or [])
+        self.waited = _waited_ns(self.pids)
         self.t0 = time.perf_counter()
 
     def share(self) -> float | None:
-        now = _waited_ns()
+        now = _waited_ns(self.pids)
         wall = time.perf_counter() - self.t0
         if self.waited is None or now is None or wall <= 0:
             return None

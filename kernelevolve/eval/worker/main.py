@@ -17,6 +17,7 @@ import traceback
 from typing import TYPE_CHECKING
 
 from kernelevolve.eval.spawn import DEVICE_ENV, LIFELINE_ENV, MEMORY_LIMIT_ENV, RESULT_FD_ENV
+from kernelevolve.eval.worker import allocator
 
 if TYPE_CHECKING:
     from kernelevolve.eval.job import EvalJob
@@ -46,6 +47,19 @@ def _watch_the_evaluator() -> None:
         os._exit(70)
 
     threading.Thread(target=wait, name="kernelevolve-lifeline", daemon=True).start()
+
+
+def _undumpable() -> None:
+    """The judge's /proc entries (its memory, its descriptors) become unreadable to processes of its own user
+    without CAP_SYS_PTRACE: the candidate's process, forked before, cannot read the references or write to the
+    events pipe through /proc/<pid>/mem or /proc/<pid>/fd."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE, 0
+    except (OSError, AttributeError):  # not Linux
+        pass
 
 
 def _warm_up_device() -> None:
@@ -89,6 +103,15 @@ def main() -> None:
             data = data[_write(fd, data) :]
 
     _limit_resources()
+    allocator.fix_thresholds()  # before the fork: the candidate's process inherits them
+    runner = None
+    if not os.environ.get(DEVICE_ENV):  # cpu workers: the candidate gets a process of its own, forked now, before
+        import torch  # noqa: F401 - imported once, before the fork: both processes have it
+
+        from kernelevolve.eval.worker import runner as candidate_process
+
+        runner = candidate_process.start(builds, close=[fd])
+        _undumpable()
     _watch_the_evaluator()
     _warm_up_device()
     from kernelevolve.eval.job import EvalJob
@@ -110,7 +133,7 @@ def main() -> None:
         sys.stdin.readline()  # the evaluator has kept what the trusted phase wrote into the shared caches
 
     try:
-        result = run_job(job, report, builds, end_of_trusted)
+        result = run_job(job, report, builds, end_of_trusted, runner)
         send({"event": "result", "result": result.model_dump(mode="json")})
     except ProblemError as e:
         send({"event": "problem_error", "message": str(e)})

@@ -16,6 +16,9 @@ from kernelevolve.result import CaseResult
 ROOFLINE_SLACK = 0.5
 REVIEW_SPEEDUP = 10.0
 PAGING_FAULTS = 1024  # minor page faults per timed call (4 MB of fresh 4 KB pages) worth a review note
+# cpu: the reference timed beside the candidate (in the candidate's process) over the same reference timed alone
+# in the judge's, past which the speedup may count the candidate's interference: worth a review note.
+BESIDE_FACTOR = 1.5
 # Host-clock cross-check: once a call returns, the device can still have at most the call's own work ahead of it
 # (its event time) plus the synchronize's wake-up latency. Twice the event time and 50 us leave room for noise;
 # the baseline's own excess (this machine's synchronize latency) is allowed on top.
@@ -88,5 +91,11 @@ def review_note(cr: CaseResult) -> str:
         notes.append(
             f"timed calls page ({', '.join(paging)} page faults a call): the allocator hands them fresh memory, "
             "so these times include faulting it in and zeroing it"
+        )
+    if cr.t_eager_ms and cr.t_eager_judge_ms and cr.t_eager_ms > BESIDE_FACTOR * cr.t_eager_judge_ms:
+        notes.append(
+            f"the reference took {cr.t_eager_ms / cr.t_eager_judge_ms:.2f}x as long beside the candidate as alone "
+            f"in the judge's process ({cr.t_eager_ms:.4g} against {cr.t_eager_judge_ms:.4g} ms): the speedup may "
+            "count the candidate's interference"
         )
     return "; ".join(notes)

@@ -1,0 +1,305 @@
+"""Where the candidate's code runs, as the judge sees it: one interface, two hosts.
+
+`Remote` (the cpu target): the candidate lives in a process of its own (eval/worker/runner.py), forked before
+the job arrived, and the judge reaches it only through requests; inputs and outputs cross as shared files,
+every output a copy. Its timed calls are the candidate process's host clock, cross-checked against the judge's
+own clock around each request. `InProcess` (GPU targets, until the candidate's process gets CUDA IPC and its
+own event timing): the candidate shares the judge's process, as before.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import statistics
+import time
+from collections.abc import Callable
+from multiprocessing.connection import Connection
+from typing import Any
+
+import torch
+
+from kernelevolve.eval.worker import shared, trees
+from kernelevolve.eval.worker.candidate import CandidateLoadError, load_candidate
+from kernelevolve.eval.worker.checking import CandidateFailure, classify
+from kernelevolve.eval.worker.prepare import PreparedCase, describe
+from kernelevolve.eval.worker.runner import LOAD_ERROR, checked_call
+from kernelevolve.eval.worker.threads import ThreadWatch
+from kernelevolve.problem.inputs import build_model
+from kernelevolve.result import Status
+
+# The judge's clock around a timed request (the fastest), less that of an empty request, may exceed what the
+# candidate's process reports (the median) by this factor plus the slack before the reported times are called
+# forged; a report may exceed the judge's median by the slack.
+CROSS_CHECK_FACTOR = 1.5
+CROSS_CHECK_SLACK_MS = 0.05
+
+
+class InProcess:
+    """The candidate in the judge's own process."""
+
+    in_process = True
+
+    def __init__(self, device: torch.device, candidate_path: str) -> None:
+        self.device, self.path = device, candidate_path
+        self.watch: ThreadWatch | None = None
+        self.cand: Any = None
+
+    def load(self, allow_tf32: bool, before_load: Callable[[], None], compiled: bool = False) -> str:
+        before_load()
+        self.watch = ThreadWatch()
+        self.cand = load_candidate(self.path)
+        return self.watch.check()
+
+    def adopt(self, tree: Any) -> Any:
+        return tree
+
+    def pids(self) -> list[int]:
+        return []
+
+    def forget(self, tree: Any) -> None:
+        pass
+
+    def model(self, key: int, pc: PreparedCase, dtype: torch.dtype) -> Any:
+        try:
+            return build_model(self.cand.ModelNew, pc.init, pc.param_seed, dtype, self.device, reference=pc.ref_model)
+        except Exception as e:  # noqa: BLE001
+            raise CandidateFailure(classify(e), f"constructing ModelNew failed: {describe(e)}") from e
+
+    def call(
+        self, model: Any, inputs: Any, pc: PreparedCase, monitor: bool
+    ) -> tuple[Any, float, list[str] | None, str]:
+        """(output, seconds, the kernels the launch monitor saw, what the output shares with the inputs where the
+        judge cannot see it: '' here, where check_output sees the output itself)."""
+        out, seconds, seen = checked_call(
+            model, inputs, self.device, pc.out_sizes, self.path if monitor else "", self.watch
+        )
+        return out, seconds, seen, ""
+
+    def threads(self, native_only: bool = False) -> str:
+        return self.watch.native_busy() if native_only else self.watch.check()
+
+    def python_left(self) -> str:
+        return self.watch.python_left()
+
+    def output(self, out: Any) -> Any:
+        return out
+
+    def tampered(self) -> list[str]:
+        return []  # the judge's own fingerprints cover this process
+
+    def close(self) -> None:
+        pass
+
+
+class RemoteFn:
+    """The candidate's model as the timer calls it: each call a request, timed by the candidate's process on its
+    host clock and bracketed by the judge's."""
+
+    def __init__(self, host: Remote, model: Any, keep: bool) -> None:
+        self.host, self.model, self.keep = host, model, keep
+        self.brackets: list[float] = []
+        self.claimed: list[float] = []
+        self.empty: list[float] = []
+
+    def remote_ms(self, inputs: Any) -> tuple[float, int]:
+        """(ms of one call as the candidate's process timed it, the page faults it counted there)."""
+        key = self.host.key(inputs)
+        t0 = time.perf_counter()
+        ms, faults = self.host.request("timed", self.model, key, self.keep)
+        self.brackets.append((time.perf_counter() - t0) * 1e3)
+        self.claimed.append(ms)
+        t0 = time.perf_counter()
+        self.host.request("ping")
+        self.empty.append((time.perf_counter() - t0) * 1e3)
+        return ms, faults
+
+    def __call__(self, inputs: Any) -> None:
+        self.host.request("timed", self.model, self.host.key(inputs), False)
+
+    def cross_check(self, name: str) -> str:
+        """'' when the candidate process's times of `name` agree with the judge's clock, else why not. The judge's
+        figure is its fastest bracket less the median empty request: a call whose reply waited for a core (an
+        OpenMP pool of the candidate's still spinning after it) only lengthens that call's bracket, while a report
+        shrunk on every call shows in the fastest one too."""
+        if len(self.claimed) < 3:
+            return ""
+        claimed = statistics.median(self.claimed)
+        seen = min(self.brackets) - statistics.median(self.empty)
+        if claimed - CROSS_CHECK_SLACK_MS <= statistics.median(self.brackets) and (
+            seen <= CROSS_CHECK_FACTOR * claimed + CROSS_CHECK_SLACK_MS
+        ):
+            return ""
+        return (
+            f"timing cross-check: the candidate's process reported {claimed:.4g} ms per call of {name} (median), "
+            f"the judge's clock around the same calls saw at least {seen:.4g} ms (allowed: at most "
+            f"{CROSS_CHECK_FACTOR}x the report plus {CROSS_CHECK_SLACK_MS} ms, and the report no more than the "
+            "judge's median)"
+        )
+
+    def median_ms(self) -> float:
+        return statistics.median(self.claimed)
+
+
+class Remote:
+    """The judge's end of the candidate's process."""
+
+    in_process = False
+
+    def __init__(
+        self,
+        pid: int,
+        conn: Connection,
+        candidate_path: str,
+        problem_path: str,
+        report_build: Callable[[str | None], None],
+    ):
+        self.pid, self.conn, self.path, self.problem_path = pid, conn, candidate_path, problem_path
+        self.report_build = report_build
+        self.folder = shared.folder()
+        self.keys: dict[
+            int, int
+        ] = {}  # id of a shared input tree the judge holds -> its key in the candidate's process
+        self.held: dict[int, Any] = {}  # the trees themselves, so an id is never reused while its key stands
+        self._next = 0
+
+    def request(self, kind: str, *args: Any) -> Any:
+        try:
+            self.conn.send((kind, *args))
+            while True:
+                reply = self.conn.recv()
+                if reply[0] != "stage":
+                    break
+                self.report_build(reply[1])
+        except (EOFError, OSError, BrokenPipeError):
+            raise CandidateFailure(Status.CRASHED, self._death()) from None
+        if reply[0] == "ok":
+            return reply[1]
+        if reply[0] == LOAD_ERROR:
+            raise CandidateLoadError(reply[1])
+        raise CandidateFailure(Status(reply[1]), reply[2])
+
+    def _death(self) -> str:
+        try:
+            _, status = os.waitpid(self.pid, 0)
+        except ChildProcessError:
+            return "the candidate's process died"
+        if os.WIFSIGNALED(status):
+            sig = os.WTERMSIG(status)
+            return f"the candidate's process was killed by {signal.Signals(sig).name}"
+        return f"the candidate's process exited with status {os.WEXITSTATUS(status)}"
+
+    def load(self, allow_tf32: bool, before_load: Callable[[], None], compiled: bool = False) -> str:
+        return self.request("load", self.path, allow_tf32, self.folder, self.problem_path, compiled)
+
+    def pids(self) -> list[int]:
+        return [self.pid]
+
+    def adopt(self, tree: Any) -> Any:
+        """The tree in shared memory, known to the candidate's process; the judge uses the returned tree."""
+        mine, spec = shared.share(tree, self.folder)
+        key = self._next
+        self._next += 1
+        try:
+            self.request("inputs", key, spec)
+        finally:
+            shared.release(spec)  # both processes hold the mappings now: a killed worker leaves no file behind
+        self.keys[id(mine)] = key
+        self.held[key] = (mine, spec)
+        return mine
+
+    def forget(self, tree: Any) -> None:
+        """A tree adopted for one check: its files and the candidate process's mapping go."""
+        key = self.keys.pop(id(tree), None)
+        if key is None:
+            return
+        _, spec = self.held.pop(key)
+        shared.release(spec)
+        self.request("forget", [key])
+
+    def key(self, inputs: Any) -> int:
+        try:
+            return self.keys[id(inputs)]
+        except KeyError:
+            raise RuntimeError("harness error: an input set the candidate's process was never given") from None
+
+    def _state(self, pc: PreparedCase) -> Any:
+        if not isinstance(pc.ref_model, torch.nn.Module):
+            return None
+        return shared.share(dict(pc.ref_model.state_dict()), self.folder)[1]
+
+    def model(self, key: int, pc: PreparedCase, dtype: torch.dtype) -> int:
+        state = self._state(pc)
+        try:
+            self.request("model", key, pc.init, pc.param_seed, dtype, state)
+        finally:
+            shared.release(state)
+        return key
+
+    def baselines(self, key: int, pc: PreparedCase, dtype: torch.dtype) -> dict[str, RemoteFn]:
+        """The reference (and its torch.compile, where the case has one) in the candidate's process, as the
+        timer calls them there: eager and candidate are timed by one process, as before the split."""
+        compiled = pc.compiled is not None
+        state = self._state(pc)
+        try:
+            self.request("reference", ("ref", key), pc.case, pc.init, pc.param_seed, dtype, state, compiled)
+        finally:
+            shared.release(state)
+        fns = {"eager": RemoteFn(self, ("ref", key), keep=False)}
+        if compiled:
+            fns["compile"] = RemoteFn(self, ("compile", ("ref", key)), keep=False)
+        return fns
+
+    def call(
+        self, model: int, inputs: Any, pc: PreparedCase, monitor: bool
+    ) -> tuple[Any, float, list[str] | None, str]:
+        spec, seconds, seen, alias = self.request(
+            "call", model, self.key(inputs), pc.out_sizes, monitor, pc.ref_aliases_input
+        )
+        return self._copy(spec), seconds, seen, alias
+
+    def timed_fn(self, model: int, keep: bool) -> RemoteFn:
+        return RemoteFn(self, model, keep)
+
+    def clocked(self, model: int, inputs: Any, keep: bool) -> tuple[float, int]:
+        """One call: (ms on the judge's clock around the request, with keep the index of its output, kept in the
+        candidate's process until `output` takes it)."""
+        t0 = time.perf_counter()
+        index = self.request("clocked", model, self.key(inputs), keep)
+        return (time.perf_counter() - t0) * 1e3, index
+
+    def output(self, index: int) -> Any:
+        """A clocked call's output, copied; the outputs kept before it go."""
+        return self._copy(self.request("take", index))
+
+    def last_outputs(self, sets: list[Any]) -> dict[int, Any]:
+        """The last output of each timing set (by its index in sets), copied."""
+        keys = [self.key(s) for s in sets]
+        found = self.request("last", keys)
+        return {i: self._copy(found[k]) for i, k in enumerate(keys) if k in found}
+
+    def threads(self, native_only: bool = False) -> str:
+        return self.request("threads", native_only)
+
+    def python_left(self) -> str:
+        return ""  # checked in the candidate's process after every call
+
+    def tampered(self) -> list[str]:
+        return self.request("tampered")
+
+    def _copy(self, spec: Any) -> Any:
+        """The judge's own copy of an output the candidate's process shared (its files removed)."""
+        try:
+            return trees.clone(shared.open_spec(spec))
+        finally:
+            shared.release(spec)
+
+    def close(self) -> None:
+        try:
+            os.kill(self.pid, signal.SIGKILL)
+            os.waitpid(self.pid, 0)
+        except (ProcessLookupError, ChildProcessError):
+            pass
+        import shutil
+
+        shutil.rmtree(self.folder, ignore_errors=True)

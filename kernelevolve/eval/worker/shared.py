@@ -1,0 +1,104 @@
+"""Tensors the judge and the candidate's process both map, on the host: each tensor leaf lives in a file of its
+own (a file-backed shared storage), so handing a tree over sends names and layouts, never bytes. The folder is
+the worker's private /dev/shm (or its TMPDIR), which the sandbox removes with the worker.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+from torch.utils._pytree import tree_map
+
+from kernelevolve.eval.worker import trees
+
+
+@dataclass(frozen=True)
+class Leaf:
+    """Where a shared tensor's bytes are and how to read them."""
+
+    path: str
+    dtype: torch.dtype
+    shape: tuple[int, ...]
+    stride: tuple[int, ...]
+    nbytes: int
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        # Plain arguments: pickle's default path would cache __slotnames__ on the class, which the integrity
+        # check's fingerprint of the harness's classes reads as a re-binding.
+        return (Leaf, (self.path, self.dtype, self.shape, self.stride, self.nbytes))
+
+
+def folder() -> str:
+    """A fresh folder for one job's shared tensors."""
+    base = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
+    return tempfile.mkdtemp(prefix="kernelevolve-shared-", dir=base)
+
+
+def _extent(t: torch.Tensor) -> int:
+    """Elements from the first to one past the last that t's strides reach."""
+    if t.numel() == 0:
+        return 0
+    return 1 + sum((n - 1) * s for n, s in zip(t.shape, t.stride()))
+
+
+def _open(leaf: Leaf) -> torch.Tensor:
+    storage = torch.UntypedStorage.from_file(leaf.path, shared=True, nbytes=leaf.nbytes)
+    return torch.empty(0, dtype=leaf.dtype).set_(storage, 0, leaf.shape, leaf.stride)
+
+
+def _share_one(t: torch.Tensor, where: str) -> tuple[torch.Tensor, Leaf]:
+    t = t.detach()
+    overlapping = any(s == 0 and n > 1 for n, s in zip(t.shape, t.stride()))
+    stride = t.contiguous().stride() if overlapping or t.stride() and min(t.stride()) < 0 else t.stride()
+    probe = torch.empty_strided(t.shape, stride, dtype=t.dtype, device="meta")
+    nbytes = max(_extent(probe) * t.element_size(), 1)
+    fd, path = tempfile.mkstemp(dir=where, prefix="t-")
+    try:
+        os.ftruncate(fd, nbytes)
+    finally:
+        os.close(fd)
+    leaf = Leaf(path, t.dtype, tuple(t.shape), tuple(stride), nbytes)
+    out = _open(leaf)
+    out.copy_(t)
+    return out, leaf
+
+
+def share(tree: Any, where: str) -> tuple[Any, Any]:
+    """(the tree with every CPU tensor leaf copied into shared memory, the picklable spec of it: Leaf in place of
+    each such tensor). Other leaves travel as they are."""
+    leaves: dict[int, Leaf] = {}
+
+    def one(t: torch.Tensor) -> torch.Tensor:
+        if t.device.type != "cpu":
+            raise ValueError(f"only host tensors are shared through files, not {t.device}")
+        out, leaf = _share_one(t, where)
+        leaves[id(out)] = leaf
+        return out
+
+    shared = trees.map_tensors(one, tree)
+    spec = tree_map(lambda x: leaves[id(x)] if isinstance(x, torch.Tensor) else x, shared)
+    return shared, spec
+
+
+def open_spec(spec: Any) -> Any:
+    """The tree a spec describes, its tensors mapping the shared files."""
+    return tree_map(lambda x: _open(x) if isinstance(x, Leaf) else x, spec, is_leaf=lambda x: isinstance(x, Leaf))
+
+
+def release(spec: Any) -> None:
+    """Removes the files of a spec (the mappings stay valid where they are held)."""
+    for leaf in _leaves(spec):
+        try:
+            os.unlink(leaf.path)
+        except OSError:
+            pass
+
+
+def _leaves(spec: Any) -> list[Leaf]:
+    found: list[Leaf] = []
+    tree_map(lambda x: found.append(x) if isinstance(x, Leaf) else None, spec, is_leaf=lambda x: isinstance(x, Leaf))
+    return found

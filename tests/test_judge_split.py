@@ -1,0 +1,63 @@
+"""The judge and the candidate's process (cpu target): tensors both map, and what the judge says when the
+candidate's process dies."""
+
+from __future__ import annotations
+
+import torch
+
+from kernelevolve.eval.evaluator import Evaluator
+from kernelevolve.eval.worker import shared
+from kernelevolve.problem.problem import load_problem
+from kernelevolve.result import Status
+from tests.conftest import FIXTURES
+
+KILLS_ITSELF = """
+import os, signal
+import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        os.kill(os.getpid(), signal.SIGKILL)
+        return torch.relu(x)
+"""
+
+
+def test_a_shared_tree_keeps_values_layouts_and_structure_and_one_side_sees_the_other_write(tmp_path):
+    base = torch.arange(12, dtype=torch.float32).reshape(3, 4)
+    tree = [
+        base,
+        base.t(),  # strides kept
+        torch.ones(1, 4).expand(3, 4),  # overlapping: copied contiguous
+        {"ids": torch.tensor([3, 1, 2]), "n": 7},
+        (torch.empty(0), 2.5),
+    ]
+    mine, spec = shared.share(tree, str(tmp_path))
+    theirs = shared.open_spec(spec)
+    for a, b, c in zip(*(t for t in map(_leaves, (tree, mine, theirs)))):
+        assert torch.equal(a, b) and torch.equal(a, c) and a.dtype == c.dtype
+    assert mine[1].stride() == base.t().stride() == theirs[1].stride()
+    assert theirs[3]["n"] == 7 and theirs[4][1] == 2.5
+    mine[0].add_(100)  # the judge's write, as a rotation of the timing sets
+    assert torch.equal(theirs[0], base + 100)
+    shared.release(spec)
+    assert not list(tmp_path.iterdir())
+    assert torch.equal(theirs[0], base + 100)  # a mapping outlives its file
+
+
+def _leaves(tree):
+    from kernelevolve.eval.worker import trees
+
+    return trees.tensors(tree)
+
+
+def test_a_candidate_process_killed_by_a_signal_is_a_crash_the_judge_names(tmp_path):
+    candidate = tmp_path / "kills_itself.py"
+    candidate.write_text(KILLS_ITSELF)
+    with Evaluator("cpu", timeout_s=120) as ev:
+        result = ev.evaluate(load_problem(FIXTURES / "kb_relu.py"), candidate, trials=1)
+        assert result.status is Status.CRASHED, (result.reason, result.log_tail[-1500:])
+        assert "the candidate's process was killed by SIGKILL" in result.reason
+        after = ev.evaluate(load_problem(FIXTURES / "kb_relu.py"), FIXTURES / "candidates" / "relu_ok.py", trials=1)
+        assert after.status is Status.OK, after.reason

@@ -450,3 +450,36 @@ def test_a_reference_slower_beside_the_candidate_than_alone_in_the_judge_is_list
     assert note.startswith("the reference took 3.00x as long beside the candidate") and "30 against 10 ms" in note
     assert speed.review_note(_case(t_eager_ms=14.0, t_eager_judge_ms=10.0)) == ""
     assert speed.review_note(_case(t_eager_ms=30.0)) == ""  # GPU targets: no judge-alone timing
+
+
+@pytest.mark.parametrize("n_sets", [1, 2])
+def test_the_unseen_round_never_shows_the_new_contents_before_the_call_it_times(n_sets):
+    """The held-back contents go into the first timing set's buffers: before the candidate's call on seen inputs
+    where those are another set (so the timed call follows one of the candidate's, as in the timing loop), after
+    it where there is one set (else that call would see them first)."""
+    from kernelevolve.eval.worker.checking import Guard
+    from kernelevolve.eval.worker.correctness import Comparison
+    from kernelevolve.eval.worker.harness import _unseen_round
+
+    sets = [[torch.full((4,), float(i))] for i in range(n_sets)]
+    new = [torch.full((4,), 7.0)]
+    seen_by_calls: list[float] = []
+
+    def model(x):
+        seen_by_calls.append(float(x[0]))
+        return x.clone()
+
+    pc = types.SimpleNamespace(
+        timing_sets=sets,
+        unseen_sets=[new],
+        unseen_refs=[new[0].clone()],
+        ref_model=lambda x: x.clone(),
+        judge_set=lambda out, ref: Comparison(ok=True),
+        ref_aliases_input=False,
+    )
+    host = types.SimpleNamespace(in_process=True, python_left=lambda: "")
+    g = Guard(torch.device("cpu"), torch.float32, host, [], "", False)
+    unseen_ms, seen_ms, _ = _unseen_round(Timer(torch.device("cpu")), pc, model, g, range(1))
+    assert len(unseen_ms) == 1 and len(seen_ms) == 2
+    assert seen_by_calls.index(7.0) == 1  # the second call (the timed one) is the first to see them
+    assert seen_by_calls[0] == float(n_sets - 1)  # the call before it read the seen set's own contents

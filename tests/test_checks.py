@@ -456,7 +456,8 @@ def test_a_reference_slower_beside_the_candidate_than_alone_in_the_judge_is_list
 def test_the_unseen_round_never_shows_the_new_contents_before_the_call_it_times(n_sets):
     """The held-back contents go into the first timing set's buffers: before the candidate's call on seen inputs
     where those are another set (so the timed call follows one of the candidate's, as in the timing loop), after
-    it where there is one set (else that call would see them first)."""
+    it where there is one set (else that call would see them first); with one set every call of the round follows
+    a write of its contents (the seen ones rewritten), so the seen calls bound the new one like for like."""
     from kernelevolve.eval.worker.checking import Guard
     from kernelevolve.eval.worker.correctness import Comparison
     from kernelevolve.eval.worker.harness import _unseen_round
@@ -465,8 +466,13 @@ def test_the_unseen_round_never_shows_the_new_contents_before_the_call_it_times(
     new = [torch.full((4,), 7.0)]
     seen_by_calls: list[float] = []
 
+    written_before: list[bool] = []
+    last_version = [sets[0][0]._version]  # the buffers the one-set case reads
+
     def model(x):
         seen_by_calls.append(float(x[0]))
+        written_before.append(x._version != last_version[0])
+        last_version[0] = x._version
         return x.clone()
 
     pc = types.SimpleNamespace(
@@ -483,3 +489,7 @@ def test_the_unseen_round_never_shows_the_new_contents_before_the_call_it_times(
     assert len(unseen_ms) == 1 and len(seen_ms) == 2
     assert seen_by_calls.index(7.0) == 1  # the second call (the timed one) is the first to see them
     assert seen_by_calls[0] == float(n_sets - 1)  # the call before it read the seen set's own contents
+    assert seen_by_calls[2] == float(n_sets - 1)  # and so did the call after it
+    if n_sets == 1:
+        assert written_before == [True, True, True]
+    assert len(pc.timing_sets) == n_sets and float(sets[-1][0][0]) == float(n_sets - 1)

@@ -282,9 +282,9 @@ def test_llm_errors_name_the_url_that_failed():
         client = make_client(provider, "x:", base_url=base, timeout_s=2, retry=FAST_RETRY)
         with pytest.raises(LLMError) as caught:
             client.complete([Message("user", "u")])
-        assert str(caught.value) == (
-            f"{provider}:x: at {base}{path}: APIConnectionError: Connection error (is a server listening there?)"
-        )
+        message = str(caught.value)  # the SDK's own words between vary with its version
+        assert message.startswith(f"{provider}:x: at {base}{path}: APIConnectionError: Connection"), message
+        assert message.endswith("(is a server listening there?)"), message
 
 
 def test_unreachable_llm_server_is_named_in_optimize_output(tmp_path):

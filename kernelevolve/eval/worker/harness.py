@@ -310,46 +310,64 @@ def _unseen_round(
     """One round of the unseen-inputs check: (ms of the call on each held-back set, ms of each call on seen
     inputs made just before and after them, on GPUs ms of the reference on each held-back set)."""
     buffers, seen = pc.timing_sets[0], pc.timing_sets[-1]
+    # The new contents go in first where the seen set is another, so the call on them follows a call of the
+    # candidate's as every timed call does (on a GPU a kernel's first call after other work on its inputs, the
+    # copy, runs slower: benchmarks/h2d_first_touch.py). With one timing set that call would see them first, so
+    # they go in after it, and each call on seen inputs follows a rewrite of their contents from a copy kept
+    # where the new ones wait: every call of the round then comes after a copy, like for like.
+    early = seen is not buffers
+    kept_seen = None if early else trees.map_tensors(lambda x: x.to(_waiting_device(pc), copy=True), seen)
+
+    def on_seen() -> float:
+        if kept_seen is not None:
+            trees.copy_(buffers, kept_seen)
+        if g.host.in_process:
+            return timer.time_once(lambda inputs: model(*inputs), seen, "candidate")[0]
+        return g.host.clocked(model, seen, keep=False)[0]  # the judge's clock around the request
+
     unseen_ms, seen_ms, ref_ms = [], [], []
     for k in indices:
-        contents = pc.unseen_sets[k]
         with torch.no_grad():
-            # The new contents go in first where the seen set is another, so the call on them follows a call of
-            # the candidate's as every timed call does (on a GPU a kernel's first call after other work, the copy,
-            # runs slower); with one timing set that call would see them first, so they go in after it.
-            early = seen is not buffers
             if early:
-                trees.copy_(buffers, contents)
+                trees.copy_(buffers, pc.unseen_sets[k])
+            before = on_seen()
+            if not early:
+                trees.copy_(buffers, pc.unseen_sets[k])
             if g.host.in_process:
-                before = timer.time_once(lambda inputs: model(*inputs), seen, "candidate")[0]
-                if not early:
-                    trees.copy_(buffers, contents)
                 ms, out = timer.time_once(lambda inputs: model(*inputs), buffers, "candidate")
                 if timer.is_cuda:
                     ref_ms.append(timer.time_once(lambda inputs: pc.ref_model(*inputs), buffers, "eager")[0])
-                after = timer.time_once(lambda inputs: model(*inputs), seen, "candidate")[0]
-            else:  # the judge's clock around each request; the output crosses after, off that clock
-                before = g.host.clocked(model, seen, keep=False)[0]
-                if not early:
-                    trees.copy_(buffers, contents)
+            else:  # the output crosses after, off the judge's clock
                 ms, kept = g.host.clocked(model, buffers, keep=True)
-                after = g.host.clocked(model, seen, keep=False)[0]
                 out = g.host.output(kept)
-        # The plan may hold the reference on the host. Brought in only now: before the calls it would take the
-        # cached device block the candidate's output reuses, and the output's fresh allocation would be timed.
-        ref = memory.to(pc.unseen_refs[k], g.device)
-        left = g.host.python_left()
-        if left:
-            raise CandidateFailure(Status.REJECTED, f"threads check: after a call on unseen inputs, {left}")
-        check_output(out, [], pc, g)
-        cmp = explain(pc.judge_set(out, ref), out, f"unseen input set {k}")
-        if not cmp.ok:
-            raise CandidateFailure(
-                Status.INCORRECT, f"unseen-inputs check: the output on inputs it had not seen is wrong ({cmp.reason})"
-            )
+        _judge_unseen(out, pc, g, k)  # before the next call, which may write the buffers an output aliases
+        del out
+        with torch.no_grad():
+            after = on_seen()
         unseen_ms.append(ms)
         seen_ms += [before, after]
     return unseen_ms, seen_ms, ref_ms
+
+
+def _judge_unseen(out: Any, pc: PreparedCase, g: Guard, k: int) -> None:
+    # The plan may hold the reference on the host. Brought in only now: before the calls it would take the cached
+    # device block the candidate's output reuses, and the output's fresh allocation would be timed.
+    ref = memory.to(pc.unseen_refs[k], g.device)
+    left = g.host.python_left()
+    if left:
+        raise CandidateFailure(Status.REJECTED, f"threads check: after a call on unseen inputs, {left}")
+    check_output(out, [], pc, g)
+    cmp = explain(pc.judge_set(out, ref), out, f"unseen input set {k}")
+    if not cmp.ok:
+        raise CandidateFailure(
+            Status.INCORRECT, f"unseen-inputs check: the output on inputs it had not seen is wrong ({cmp.reason})"
+        )
+
+
+def _waiting_device(pc: PreparedCase) -> torch.device:
+    """Where the held-back contents wait (the host under a tight memory plan, else the device)."""
+    waiting = trees.tensors(pc.unseen_sets[0]) if pc.unseen_sets else []
+    return waiting[0].device if waiting else torch.device("cpu")
 
 
 def speed_checks(pc: PreparedCase, cr: CaseResult, peaks: Any, g: Guard, result: EvalResult) -> str:

@@ -42,6 +42,9 @@ class TimingStats:
     faults_per_call: float | None = None
 
 
+SINGLE_CALL_LEAD_US = 2000.0  # device spin before a single timed call
+
+
 @dataclass
 class TimerConfig:
     warmup_iters: int = 3
@@ -232,8 +235,10 @@ class Timer:
 
     def time_once(self, fn: Fn, inputs: list[Any], name: str = "") -> tuple[float, Any]:
         """One call timed as time_interleaved times each of its calls: on cuda its device time between events,
-        L2 flushed and the device given the lead `name`'s calls had there; on the cpu the host clock. Returns
-        (ms, output)."""
+        L2 flushed and the device given a lead; on the cpu the host clock. Returns (ms, output). The lead is at
+        least SINGLE_CALL_LEAD_US: a series keeps a backlog queued, a single call starts on an idle device, and
+        a host that stalls after other work (a large copy) would otherwise leave the device waiting inside the
+        timed window."""
         if not self.is_cuda:
             t0 = self._perf_counter()
             out = fn(inputs)
@@ -241,7 +246,7 @@ class Timer:
         start, end = self._event(enable_timing=True), self._event(enable_timing=True)
         l2.reset()
         self._flush.zero_()
-        torch.cuda._sleep(self._pads.get(name) or int(self._cycles_per_us() * 20.0))
+        torch.cuda._sleep(max(self._pads.get(name, 0), int(self._cycles_per_us() * SINGLE_CALL_LEAD_US)))
         start.record()
         out = fn(inputs)
         end.record()

@@ -331,3 +331,26 @@ def test_a_build_that_leaves_a_link_is_refused_and_the_headers_beside_a_source_t
     request = request_of("load", {"name": "k", "sources": str(tmp_path / "k.cu")})
     assert request["kwargs"]["sources"] == ["0-k.cu"]
     assert request["files"] == {"0-k.cu": '#include "common.cuh"\n', "common.cuh": "#define ONE 1\n"}
+
+
+@pytest.mark.parametrize("use_pch", [None, False, True])
+def test_torch_s_precompiled_header_never_fails_a_build(tmp_path, monkeypatch, use_pch):
+    """torch keeps its precompiled header in its own folder, read-only to the build step: load_inline deletes one it
+    finds there unless use_pch, and writes one with it, so a header left by an earlier use_pch failed every build
+    (a read-only file system). The build step does neither: the binary is the same."""
+    from torch.utils import cpp_extension
+
+    def read_only(*args, **kwargs):
+        raise OSError(30, "Read-only file system", "torch/include/torch/extension.h.gch")
+
+    monkeypatch.setattr(cpp_extension, "remove_extension_h_precompiler_headers", read_only)
+    monkeypatch.setattr(cpp_extension, "_check_and_build_extension_h_precompiler_headers", read_only)
+    name = f"ke_pch_{str(use_pch).lower()}"  # torch versions a name built twice in one process
+    arguments = {"name": name, "cpp_sources": NOOP_CPP, "no_implicit_headers": True, "is_python_module": False}
+    if use_pch is not None:
+        arguments["use_pch"] = use_pch
+    folder = tmp_path / "build"
+    folder.mkdir()
+    extension_cache.build_into(request_of("load_inline", arguments), folder)
+    assert (folder / f"{name}.so").is_file()
+    assert cpp_extension.remove_extension_h_precompiler_headers is read_only  # torch's own restored after the build

@@ -191,6 +191,7 @@ def _ask(channel: Channel, request: dict[str, Any]) -> dict[str, Any]:
     return json.loads(line)
 
 
+PCH_REMOVAL = "remove_extension_h_precompiler_headers"
 ARCH = re.compile(r"[A-Za-z0-9.+]+([; ][A-Za-z0-9.+]+)*")  # "9.0", "8.0;9.0+PTX", "Hopper"
 
 
@@ -210,14 +211,23 @@ def build_into(request: dict[str, Any], folder: Path) -> None:
     if request["kind"] == "load":
         kw["sources"] = [str(folder / Path(name).name) for name in kw.get("sources", [])]
     kw["build_directory"] = str(folder)
+    # torch's precompiled header lives in torch's own folder, read-only here: load_inline with use_pch writes it
+    # there, and without use_pch deletes one found there (left by any earlier use_pch), failing every build.
+    # The binary is the same either way, so neither happens.
+    kw.pop("use_pch", None)
     call = getattr(cpp_extension, request["kind"])
     call = getattr(call, "__wrapped__", call)  # torch's own, where this process wrapped it (extension_cache)
-    imported = cpp_extension._import_module_from_library
-    cpp_extension._import_module_from_library = lambda *args, **kwargs: None
+    stubbed = {"_import_module_from_library": lambda *args, **kwargs: None}
+    if hasattr(cpp_extension, PCH_REMOVAL):  # torch >= 2.4
+        stubbed[PCH_REMOVAL] = lambda *args, **kwargs: None
+    saved = {name: getattr(cpp_extension, name) for name in stubbed}
+    for name, stub in stubbed.items():
+        setattr(cpp_extension, name, stub)
     try:
         call(**kw)
     finally:
-        cpp_extension._import_module_from_library = imported
+        for name, original in saved.items():
+            setattr(cpp_extension, name, original)
 
 
 def _build_here(request: dict[str, Any]) -> Path:

@@ -73,6 +73,7 @@ def test_v2_turns_swap_off_where_the_kernel_accounts_it(tmp_path, monkeypatch):
 
 def test_v2_without_memory_delegated_says_so(tmp_path, monkeypatch):
     _fake_v2(tmp_path / "cg", "cpu pids\n", monkeypatch)
+    (tmp_path / "cg" / _own_v2_path() / "cgroup.controllers").write_text("cpu pids\n")  # not even to its cgroup
     assert cgroup._root() == (None, "cgroup v2 without the memory controller delegated to this process's children")
     assert not cgroup.available()
     assert cgroup.describe() == (
@@ -80,6 +81,32 @@ def test_v2_without_memory_delegated_says_so(tmp_path, monkeypatch):
     )
     with pytest.raises(OSError, match="no memory cgroup"):
         cgroup.MemoryCage(1 << 30)
+
+
+def test_v2_with_memory_delegated_to_its_own_cgroup_moves_its_processes_to_a_leaf_and_enables_it(tmp_path, monkeypatch):
+    """v2 enables a controller for a cgroup's children only while it holds no process (as on the H100 machine:
+    memory in the own cgroup's controllers, none in its subtree_control, the shell's processes in it)."""
+    root = tmp_path / "cg"
+    _fake_v2(root, "\n", monkeypatch)
+    own = root / _own_v2_path()
+    (own / "cgroup.controllers").write_text("memory\n")
+    moved: list[str] = []
+    real_write = Path.write_text
+
+    def like_cgroupfs(self, data, *args, **kwargs):
+        if self.name == "cgroup.procs" and self.parent.name == cgroup.LEAF:  # the kernel moves it out of `own`
+            moved.append(data)
+            left = [p for p in (own / "cgroup.procs").read_text().split() if p != data]
+            real_write(own / "cgroup.procs", "".join(f"{p}\n" for p in left))
+        return real_write(self, data, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "write_text", like_cgroupfs)
+    (own / "cgroup.procs").write_text("1234\n5678\n")
+    folder, version = cgroup._root()
+    assert (folder, version) == (own, "v2")
+    assert moved == ["1234", "5678"] and (own / "cgroup.procs").read_text() == ""
+    assert (own / "cgroup.subtree_control").read_text() == "+memory" and (own / cgroup.LEAF).is_dir()
+    assert cgroup.MemoryCage(1 << 30).folder.parent == own
 
 
 def test_an_evaluator_killed_with_9_leaves_no_cgroup_for_long(tmp_path, monkeypatch):

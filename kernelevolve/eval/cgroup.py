@@ -3,8 +3,9 @@ starts (compilers, forked children), where a per-process address-space cap let f
 
 The worker joins its cgroup in eval/confine.py, before the file system (the cgroup files with it) turns read-only
 and its capabilities are dropped, so nothing it starts can leave. cgroup v1 (a writable `memory` controller) and v2
-(`memory` enabled for this process's cgroup's children) are both used where this process may create cgroups
-(root, or a delegated subtree); elsewhere there is none, and `sandbox` in every result says so.
+(`memory` enabled for this process's cgroup's children, or delegated to its cgroup and enabled here) are both used
+where this process may create cgroups (root, or a delegated subtree); elsewhere there is none, and `sandbox` in
+every result says so.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import time
 from pathlib import Path
 
 CGROUP_FS = Path("/sys/fs/cgroup")
+LEAF = "kernelevolve-processes"  # v2: where the processes of this process's own cgroup move (_enable_memory_below)
 _ids = itertools.count()
 
 
@@ -40,8 +42,9 @@ def _root() -> tuple[Path | None, str]:
     why = "no memory cgroup controller"
     for folder, version in candidates:
         if version == "v2" and "memory" not in _read(folder / "cgroup.subtree_control").split():
-            why = "cgroup v2 without the memory controller delegated to this process's children"
-            continue
+            if not _enable_memory_below(folder):
+                why = "cgroup v2 without the memory controller delegated to this process's children"
+                continue
         probe = folder / f"kernelevolve-probe-{os.getpid()}"
         try:
             probe.mkdir()
@@ -51,6 +54,31 @@ def _root() -> tuple[Path | None, str]:
             continue
         return folder, version
     return None, why
+
+
+def _enable_memory_below(folder: Path) -> bool:
+    """Where memory is delegated to this process's own v2 cgroup but not enabled for its children: v2 enables a
+    controller below a cgroup only while it holds no process itself, so the cgroup's processes (this one and its
+    siblings, a shell perhaps) move into a leaf below it, where every limit above them still holds, and memory is
+    enabled. False where memory is not delegated here or this process may not do so."""
+    if "memory" not in _read(folder / "cgroup.controllers").split():
+        return False
+    leaf = folder / LEAF
+    try:
+        leaf.mkdir(exist_ok=True)
+        for _ in range(5):  # a process may fork while the others move
+            pids = _read(folder / "cgroup.procs").split()
+            if not pids:
+                break
+            for pid in pids:
+                try:
+                    (leaf / "cgroup.procs").write_text(pid)
+                except OSError:  # gone meanwhile
+                    pass
+        (folder / "cgroup.subtree_control").write_text("+memory")
+    except OSError:
+        return False
+    return True
 
 
 def _read(path: Path) -> str:

@@ -25,7 +25,14 @@ def _fake_v2(root: Path, delegated: str, monkeypatch) -> None:
     (root / "cgroup.controllers").write_text("cpuset cpu io memory pids\n")
     (own / "cgroup.subtree_control").write_text(delegated)
     monkeypatch.setattr(cgroup, "CGROUP_FS", root)
+    monkeypatch.setattr(cgroup, "_moves_into", _makes_a_cgroup)  # a stand-in moves no process
     cgroup._root.cache_clear()
+
+
+def _makes_a_cgroup(folder: Path) -> str:
+    (folder / "probe").mkdir()
+    (folder / "probe").rmdir()
+    return ""
 
 
 @pytest.fixture(autouse=True)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import itertools
 import os
+import subprocess
 import time
 from pathlib import Path
 
@@ -45,15 +46,36 @@ def _root() -> tuple[Path | None, str]:
             if not _enable_memory_below(folder):
                 why = "cgroup v2 without the memory controller delegated to this process's children"
                 continue
-        probe = folder / f"kernelevolve-probe-{os.getpid()}"
-        try:
-            probe.mkdir()
-            probe.rmdir()
-        except OSError as e:
-            why = f"cannot create a cgroup under {folder} ({e.strerror})"
-            continue
-        return folder, version
+        why = _moves_into(folder)
+        if not why:
+            return folder, version
     return None, why
+
+
+def _moves_into(folder: Path) -> str:
+    """'' where a cgroup can be made under folder and a process moved into it, as eval/confine.py moves each
+    worker (else every worker would fail to start); else why not."""
+    probe = folder / f"kernelevolve-probe-{os.getpid()}"
+    try:
+        probe.mkdir()
+    except OSError as e:
+        return f"cannot create a cgroup under {folder} ({e.strerror})"
+    child = subprocess.Popen(["sleep", "30"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+    try:
+        (probe / "cgroup.procs").write_text(str(child.pid))
+        why = ""
+    except OSError as e:
+        why = f"cannot move a process into a cgroup under {folder} ({e.strerror})"
+    finally:
+        child.kill()
+        child.wait()
+    for _ in range(250):  # the killed process may take a moment to leave
+        try:
+            probe.rmdir()
+            break
+        except OSError:
+            time.sleep(0.02)
+    return why
 
 
 def _enable_memory_below(folder: Path) -> bool:

@@ -126,3 +126,20 @@ def test_an_evaluator_killed_with_9_leaves_no_cgroup_for_long(tmp_path, monkeypa
     alive.mkdir()
     cgroup.MemoryCage(1 << 30)
     assert not gone.exists() and alive.exists()
+
+
+def test_a_hierarchy_that_takes_no_process_is_not_used(tmp_path, monkeypatch):
+    """A cgroup can be made but no process moved into it (as the worker moves itself in eval/confine.py): the probe
+    says why, and leaves neither its cgroup nor its process behind."""
+    real_write = Path.write_text
+
+    def refused(self, data, *args, **kwargs):
+        if self.name == "cgroup.procs":
+            raise PermissionError(1, "Operation not permitted", str(self))
+        return real_write(self, data, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "write_text", refused)
+    assert cgroup._moves_into(tmp_path) == (
+        f"cannot move a process into a cgroup under {tmp_path} (Operation not permitted)"
+    )
+    assert list(tmp_path.iterdir()) == []

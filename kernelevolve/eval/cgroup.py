@@ -14,6 +14,7 @@ import functools
 import itertools
 import os
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -60,15 +61,17 @@ def _moves_into(folder: Path) -> str:
         probe.mkdir()
     except OSError as e:
         return f"cannot create a cgroup under {folder} ({e.strerror})"
-    child = subprocess.Popen(["sleep", "30"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+    child = None
     try:
+        child = subprocess.Popen([sys.executable, "-S", "-c", "import time; time.sleep(30)"], stdin=subprocess.DEVNULL)
         (probe / "cgroup.procs").write_text(str(child.pid))
         why = ""
     except OSError as e:
         why = f"cannot move a process into a cgroup under {folder} ({e.strerror})"
     finally:
-        child.kill()
-        child.wait()
+        if child is not None:
+            child.kill()
+            child.wait()
     for _ in range(250):  # the killed process may take a moment to leave
         try:
             probe.rmdir()

@@ -95,7 +95,10 @@ def test_v2_with_memory_delegated_to_its_own_cgroup_moves_its_processes_to_a_lea
     memory in the own cgroup's controllers, none in its subtree_control, the shell's processes in it)."""
     root = tmp_path / "cg"
     _fake_v2(root, "\n", monkeypatch)
-    own = root / _own_v2_path()
+    own = root / "process_api" / "abc"
+    own.mkdir(parents=True)
+    (tmp_path / "self").write_text("0::/process_api/abc\n")
+    monkeypatch.setattr(cgroup, "SELF_CGROUP", tmp_path / "self")
     (own / "cgroup.controllers").write_text("memory\n")
     moved: list[str] = []
     real_write = Path.write_text
@@ -114,6 +117,20 @@ def test_v2_with_memory_delegated_to_its_own_cgroup_moves_its_processes_to_a_lea
     assert moved == ["1234", "5678"] and (own / "cgroup.procs").read_text() == ""
     assert (own / "cgroup.subtree_control").read_text() == "+memory" and (own / cgroup.LEAF).is_dir()
     assert cgroup.MemoryCage(1 << 30).folder.parent == own
+
+
+def test_v2_in_the_root_cgroup_enables_memory_without_moving_a_process(tmp_path, monkeypatch):
+    """The root cgroup may hold processes and enable controllers both: nothing there (the machine's own processes)
+    is moved."""
+    root = tmp_path / "cg"
+    _fake_v2(root, "\n", monkeypatch)
+    (tmp_path / "self").write_text("0::/\n")
+    monkeypatch.setattr(cgroup, "SELF_CGROUP", tmp_path / "self")
+    (root / "cgroup.subtree_control").write_text("\n")
+    (root / "cgroup.procs").write_text("1\n1234\n")
+    assert cgroup._root() == (root, "v2")
+    assert (root / "cgroup.subtree_control").read_text() == "+memory" and not (root / cgroup.LEAF).exists()
+    assert (root / "cgroup.procs").read_text() == "1\n1234\n"
 
 
 def test_an_evaluator_killed_with_9_leaves_no_cgroup_for_long(tmp_path, monkeypatch):

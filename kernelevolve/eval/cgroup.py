@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 CGROUP_FS = Path("/sys/fs/cgroup")
+SELF_CGROUP = Path("/proc/self/cgroup")  # where this process sits in each hierarchy
 LEAF = "kernelevolve-processes"  # v2: where the processes of this process's own cgroup move (_enable_memory_below)
 _ids = itertools.count()
 
@@ -27,7 +28,7 @@ _ids = itertools.count()
 def _root() -> tuple[Path | None, str]:
     """(the folder to make cgroups in, 'v1' or 'v2'), or (None, why there is none)."""
     try:
-        lines = Path("/proc/self/cgroup").read_text().splitlines()
+        lines = SELF_CGROUP.read_text().splitlines()
     except OSError as e:
         return None, f"no /proc/self/cgroup ({e.strerror})"
     paths = {}
@@ -88,22 +89,26 @@ def _enable_memory_below(folder: Path) -> bool:
     enabled. False where memory is not delegated here or this process may not do so."""
     if "memory" not in _read(folder / "cgroup.controllers").split():
         return False
-    leaf = folder / LEAF
     try:
-        leaf.mkdir(exist_ok=True)
-        for _ in range(5):  # a process may fork while the others move
-            pids = _read(folder / "cgroup.procs").split()
-            if not pids:
-                break
-            for pid in pids:
-                try:
-                    (leaf / "cgroup.procs").write_text(pid)
-                except OSError:  # gone meanwhile
-                    pass
+        if folder != CGROUP_FS:  # the root cgroup is exempt: it may hold processes and enable controllers
+            _move_processes(folder, folder / LEAF)
         (folder / "cgroup.subtree_control").write_text("+memory")
     except OSError:
         return False
     return True
+
+
+def _move_processes(folder: Path, leaf: Path) -> None:
+    leaf.mkdir(exist_ok=True)
+    for _ in range(5):  # a process may fork while the others move
+        pids = _read(folder / "cgroup.procs").split()
+        if not pids:
+            return
+        for pid in pids:
+            try:
+                (leaf / "cgroup.procs").write_text(pid)
+            except OSError:  # gone meanwhile
+                pass
 
 
 def _read(path: Path) -> str:

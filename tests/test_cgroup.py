@@ -100,6 +100,7 @@ def test_v2_with_memory_delegated_to_its_own_cgroup_moves_its_processes_to_a_lea
     (tmp_path / "self").write_text("0::/process_api/abc\n")
     monkeypatch.setattr(cgroup, "SELF_CGROUP", tmp_path / "self")
     (own / "cgroup.controllers").write_text("memory\n")
+    (own / "cgroup.subtree_control").write_text("\n")  # every cgroup has one: empty, nothing enabled below
     moved: list[str] = []
     real_write = Path.write_text
 

@@ -89,6 +89,8 @@ def _enable_memory_below(folder: Path) -> bool:
     enabled. False where memory is not delegated here or this process may not do so."""
     if "memory" not in _read(folder / "cgroup.controllers").split():
         return False
+    if not os.access(folder / "cgroup.subtree_control", os.W_OK):  # then nothing is moved for nothing
+        return False
     try:
         if folder != CGROUP_FS:  # the root cgroup is exempt: it may hold processes and enable controllers
             _move_processes(folder, folder / LEAF)

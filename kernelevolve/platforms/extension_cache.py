@@ -218,7 +218,7 @@ def build_into(request: dict[str, Any], folder: Path) -> None:
     call = getattr(cpp_extension, request["kind"])
     call = getattr(call, "__wrapped__", call)  # torch's own, where this process wrapped it (extension_cache)
     stubbed = {"_import_module_from_library": lambda *args, **kwargs: None}
-    if hasattr(cpp_extension, PCH_REMOVAL):  # torch >= 2.4
+    if hasattr(cpp_extension, PCH_REMOVAL):  # absent from torch releases before precompiled headers
         stubbed[PCH_REMOVAL] = lambda *args, **kwargs: None
     saved = {name: getattr(cpp_extension, name) for name in stubbed}
     for name, stub in stubbed.items():

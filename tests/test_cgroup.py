@@ -120,6 +120,26 @@ def test_v2_with_memory_delegated_to_its_own_cgroup_moves_its_processes_to_a_lea
     assert cgroup.MemoryCage(1 << 30).folder.parent == own
 
 
+def test_v2_a_process_in_an_earlier_evaluators_leaf_makes_its_cgroups_beside_it(tmp_path, monkeypatch):
+    """A later command of the shell an evaluator moved (as on the H100 machine, a second pytest) starts in the
+    leaf: its cgroups go beside the leaf, where memory is enabled, instead of nesting a leaf in it."""
+    root = tmp_path / "cg"
+    _fake_v2(root, "\n", monkeypatch)
+    own = root / "process_api" / "abc"
+    leaf = own / cgroup.LEAF
+    leaf.mkdir(parents=True)
+    (tmp_path / "self").write_text(f"0::/process_api/abc/{cgroup.LEAF}\n")
+    monkeypatch.setattr(cgroup, "SELF_CGROUP", tmp_path / "self")
+    (own / "cgroup.controllers").write_text("memory\n")
+    (own / "cgroup.subtree_control").write_text("memory\n")
+    (leaf / "cgroup.controllers").write_text("memory\n")
+    (leaf / "cgroup.subtree_control").write_text("\n")
+    (leaf / "cgroup.procs").write_text("1234\n")
+    assert cgroup._root() == (own, "v2")
+    assert not (leaf / cgroup.LEAF).exists() and (leaf / "cgroup.procs").read_text() == "1234\n"
+    assert cgroup.MemoryCage(1 << 30).folder.parent == own
+
+
 def test_v2_in_the_root_cgroup_enables_memory_without_moving_a_process(tmp_path, monkeypatch):
     """The root cgroup may hold processes and enable controllers both: nothing there (the machine's own processes)
     is moved."""

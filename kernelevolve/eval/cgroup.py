@@ -41,7 +41,10 @@ def _root() -> tuple[Path | None, str]:
         own = CGROUP_FS / "memory" / paths.get("memory", "")
         candidates += [(own, "v1"), (CGROUP_FS / "memory", "v1")]
     if (CGROUP_FS / "cgroup.controllers").is_file():  # v2: below this process's own cgroup
-        candidates.append((CGROUP_FS / paths.get("", ""), "v2"))
+        own = CGROUP_FS / paths.get("", "")
+        if own.name == LEAF and "memory" in _read(own.parent / "cgroup.subtree_control").split():
+            own = own.parent  # an earlier evaluator moved this shell here: its cgroups go beside this leaf
+        candidates.append((own, "v2"))
     why = "no memory cgroup controller"
     for folder, version in candidates:
         if version == "v2" and "memory" not in _read(folder / "cgroup.subtree_control").split():

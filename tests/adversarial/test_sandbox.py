@@ -17,7 +17,7 @@ from kernelevolve.eval import cgroup, sandbox
 from kernelevolve.eval.evaluator import Evaluator
 from kernelevolve.problem.problem import load_problem
 from kernelevolve.result import Status
-from tests.conftest import FIXTURES
+from tests.conftest import CANDIDATES, FIXTURES
 
 RELU = FIXTURES / "kb_relu.py"
 PROBE = """
@@ -218,6 +218,15 @@ def test_the_memory_limit_holds_over_the_candidates_whole_process_tree(tmp_path)
         assert killed >= 1, "five children held 1.5 GB together under a 1.5 GiB limit"
     assert "a memory cgroup over its process tree" in result.sandbox
     assert set(root.glob(f"kernelevolve-{os.getpid()}-*")) <= before, "a worker's cgroup was left behind"
+
+
+def test_a_memory_limit_below_torchs_mapped_libraries_still_lets_the_worker_start():
+    """The cpu target's per-process cap counts from the address space torch's import maps: torch maps more than
+    600 MiB it never touches (a CUDA build of torch several GB), and a cap counted from zero killed every worker
+    before it reported (a limit the device machine's memory-limit test set)."""
+    with Evaluator("cpu", timeout_s=120, memory_limit=600 * 2**20) as ev:
+        result = ev.evaluate(load_problem(RELU), CANDIDATES / "relu_ok.py", trials=1, timed=False)
+    assert result.status is Status.OK, (result.status, result.reason, result.log_tail[-1500:])
 
 
 POISONER = """

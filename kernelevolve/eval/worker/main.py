@@ -25,9 +25,25 @@ if TYPE_CHECKING:
 
 def _limit_resources() -> None:
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # a segfaulting candidate leaves no core file
+
+
+def _cap_address_space() -> None:
+    """The host memory cap of the cpu target, per process: the limit on top of the address space mapped once torch
+    is imported. A CUDA build of torch maps gigabytes of libraries it never reads on the cpu target; a cap counted
+    from zero refused that import under a limit its memory use was far from (the worker then died before it
+    reported). Over the whole process tree the memory cgroup (eval/cgroup.py) holds the limit itself."""
     limit = int(os.environ.get(MEMORY_LIMIT_ENV) or 0)
-    if limit > 0:  # host memory cap (cpu target only: CUDA reserves far more address space than it uses)
-        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    if limit <= 0:
+        return
+    mapped = 0
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmSize:"):
+                    mapped = int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):  # not Linux: counted from zero
+        pass
+    resource.setrlimit(resource.RLIMIT_AS, (mapped + limit, mapped + limit))
 
 
 def _watch_the_evaluator() -> None:
@@ -108,6 +124,7 @@ def main() -> None:
     if not os.environ.get(DEVICE_ENV):  # cpu workers: the candidate gets a process of its own, forked now, before
         import torch  # noqa: F401 - imported once, before the fork: both processes have it
 
+        _cap_address_space()  # the candidate's process inherits it
         from kernelevolve.eval.worker import runner as candidate_process
 
         runner = candidate_process.start(builds, close=[fd])

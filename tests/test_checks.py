@@ -4,6 +4,7 @@ speed bounds, the timer's hooks, and the launch monitor."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import threading
@@ -169,17 +170,17 @@ def test_host_clock_check_measures_again_before_it_rejects():
     # One stretched median (run 10: an honest kernel at 0.026 ms with a 0.127 ms tail), normal when measured again.
     noisy = _case(t_candidate_ms=0.026, t_candidate_tail_ms=0.127, t_eager_ms=0.077, t_eager_tail_ms=0.08)
     clock = _HostClock({"eager": 0.079, "candidate": 0.03})
-    confirm_host_tails(clock, fns, [], noisy)
+    confirm_host_tails(lambda: clock.time_host(fns, []), noisy)
     assert clock.calls == 1 and noisy.t_candidate_tail_ms == 0.03 and speed.host_clock_gap(noisy) == ""
     # Work on a side stream stretches every measurement: still rejected.
     side = _case(t_candidate_ms=0.005, t_candidate_tail_ms=0.5, t_eager_ms=0.02, t_eager_tail_ms=0.03)
     clock = _HostClock({"eager": 0.03, "candidate": 0.49})
-    confirm_host_tails(clock, fns, [], side)
+    confirm_host_tails(lambda: clock.time_host(fns, []), side)
     assert clock.calls == 1 and "outside the timed stream" in speed.host_clock_gap(side)
     # Nothing to confirm: no second measurement.
     fine = _case(t_candidate_ms=0.05, t_candidate_tail_ms=0.05, t_eager_ms=0.1, t_eager_tail_ms=0.1)
     clock = _HostClock()
-    confirm_host_tails(clock, fns, [], fine)
+    confirm_host_tails(lambda: clock.time_host(fns, []), fine)
     assert clock.calls == 0
 
 
@@ -493,3 +494,30 @@ def test_the_unseen_round_never_shows_the_new_contents_before_the_call_it_times(
     if n_sets == 1:
         assert written_before == [True, True, True]
     assert len(pc.timing_sets) == n_sets and float(sets[-1][0][0]) == float(n_sets - 1)
+
+
+def test_the_judge_refuses_a_reply_beyond_its_own_types_and_files_outside_its_folder(tmp_path):
+    """The candidate's process writes its replies: the judge's unpickler builds the reply types alone, and an output
+    spec naming a file outside the job's shared folder is refused before anything is opened or removed."""
+    import pickle
+
+    from kernelevolve.eval.worker import replies, shared
+    from kernelevolve.eval.worker.checking import CandidateFailure
+    from kernelevolve.eval.worker.host import Remote
+
+    ok = ("ok", ([shared.Leaf("/x/t-1", torch.float32, (2,), (1,), 8)], 0.5, None, ""), torch.float16, torch.Size([2]))
+    assert replies.loads(pickle.dumps(ok)) == ok
+    for bad in (os.system, types.SimpleNamespace(a=1), subprocess.Popen):
+        with pytest.raises(replies.Refused):
+            replies.loads(pickle.dumps(("ok", bad)))
+    victim = tmp_path / "t-victim"
+    victim.write_bytes(b"\0" * 8)
+    host = Remote(0, None, "", "", lambda stage: None)
+    try:
+        with pytest.raises(CandidateFailure, match="outside the shared folder"):
+            host._copy([shared.Leaf(str(victim), torch.float32, (2,), (1,), 8)])
+        assert victim.exists()
+        mine, spec = shared.share([torch.ones(2)], host.folder)
+        assert torch.equal(host._copy(spec)[0], torch.ones(2))
+    finally:
+        shutil.rmtree(host.folder, ignore_errors=True)

@@ -138,3 +138,14 @@ def test_forging_the_candidate_processes_own_clock_is_caught_by_the_judges(cpu_e
     result = cpu_evaluator.evaluate(load_problem(RELU_MEDIUM), HERE / "exploits" / candidate, **FAST_TIMING)
     assert result.status is Status.REJECTED, (result.reason, result.speedup, result.log_tail)
     assert why in result.reason, result.reason
+
+
+def test_a_reply_the_candidate_forges_runs_nothing_in_the_judge(cpu_evaluator):
+    """The candidate's process can write anything to its pipe to the judge; the judge reads replies with an
+    unpickler that builds only the harness's own reply types, so a pickle that calls `exec` is refused, never run,
+    and the evaluation ends there."""
+    result = cpu_evaluator.evaluate(load_problem(RELU), HERE / "exploits" / "pickles_into_the_judge.py", **FAST_TIMING)
+    assert "CANDIDATE-PID" in result.log_tail, result.log_tail  # the exploit ran in its own process
+    assert "JUDGE-RAN-CANDIDATE-CODE" not in result.log_tail, result.log_tail
+    assert result.status is Status.REJECTED, (result.status, result.reason)
+    assert "a reply the judge does not accept" in result.reason, result.reason

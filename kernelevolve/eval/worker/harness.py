@@ -38,7 +38,8 @@ from kernelevolve.eval.worker.host import InProcess, Remote
 from kernelevolve.eval.worker.hostload import RunQueueWait
 from kernelevolve.eval.worker.integrity import changed, fingerprint, harness_modules
 from kernelevolve.eval.worker.policy import policy_default, violations
-from kernelevolve.eval.worker.prepare import UNSEEN_SETS, LoadClock, PreparedCase, Report, describe, prepare, sync
+from kernelevolve.eval.worker.prepare import UNSEEN_SETS, LoadClock, PreparedCase, Report, describe, prepare
+from kernelevolve.eval.worker.series import Recorder, copy_of, measure
 from kernelevolve.eval.worker.timing import Timer, TimerConfig
 from kernelevolve.platforms import extension_cache, get_platform
 from kernelevolve.problem.inputs import out_of_memory, problem_dtype
@@ -58,58 +59,51 @@ __all__ = ["CandidateFailure", "Report", "classify", "run_job"]
 def time_case(
     timer: Timer,
     pc: PreparedCase,
-    model: torch.nn.Module,
+    model: Any,
     result: CaseResult,
     g: Guard,
     copy_floor: bool = False,
 ) -> dict[int, Any]:
     """Times eager, compile and candidate interleaved (with copy_floor, a device copy of the case's minimum
     bytes too); returns the candidate's last output for each timing set, produced after the sets' contents were
-    rotated half-way (a result cached per input buffer is then stale). Keys are the set whose buffers the call
-    read."""
-    last: dict[int, Any] = {}
-    index = {id(inputs): k for k, inputs in enumerate(pc.timing_sets)}
-    rotated = False
+    rotated half-way (a result cached per input buffer is then stale), keyed by the set whose contents it is of.
+    On a GPU with the candidate in a process of its own, that process runs the timer (eval/worker/series.py) and
+    the judge checks the reference's time there against its own."""
+    if g.host.measures:
+        series = g.host.measure(model, pc, g.dtype, copy_floor, timer.config)
+        stats, host, graphs, outputs = series.stats, series.host, series.graphs, series.last
+        _cross_check_reference(timer, pc, stats["eager"].median_ms, g, result, REFERENCE_FACTOR_GPU)
+        retime = g.host.retime_host
+    else:
+        rec = Recorder(pc.timing_sets)
 
-    def in_process(inputs: list[Any]) -> Any:
-        out = model(*inputs)
-        last[index[id(inputs)]] = out
-        return out
+        def after_call(name: str) -> None:
+            if name == "candidate":
+                left = g.host.python_left()
+                if left:
+                    raise CandidateFailure(Status.REJECTED, f"threads check: after a timed call, {left}")
 
-    candidate = in_process if g.host.in_process else g.host.timed_fn(model, keep=True)
-
-    def after_call(name: str) -> None:
-        if name == "candidate":
-            left = g.host.python_left()
-            if left:
-                raise CandidateFailure(Status.REJECTED, f"threads check: after a timed call, {left}")
-
-    def midway() -> None:
-        nonlocal rotated
-        if trees.same_layout(pc.timing_sets):
-            _rotate_contents(pc.timing_sets)
-            rotated = True
-        last.clear()
-
-    fns: dict[str, Callable[[list[Any]], Any]] = {"eager": lambda inp: pc.ref_model(*inp), "candidate": candidate}
-    if pc.compiled is not None:
-        fns["compile"] = lambda inp, c=pc.compiled: c(*inp)
-    if not g.host.in_process:  # the baselines are timed in the candidate's process too, by the same clock
-        fns = {**g.host.baselines(model, pc, g.dtype), "candidate": candidate}
-    timed = dict(fns)
-    copy = _copy_of(pc.min_bytes, timer.device) if copy_floor else None
-    if copy is not None:
-        timed["copy"] = copy
-    del copy
-    with torch.no_grad():
-        stats = timer.time_interleaved(timed, pc.timing_sets, after_call=after_call, midway=midway)
-        timed.clear()  # the copy's buffers go before the host and graph timings
-        outputs = dict(last) if g.host.in_process else g.host.last_outputs(pc.timing_sets)
+        if g.host.in_process:
+            fns: dict[str, Callable[[list[Any]], Any]] = {
+                "eager": lambda inp: pc.ref_model(*inp),
+                "candidate": rec.wrap(lambda inp: model(*inp)),
+            }
+            if pc.compiled is not None:
+                fns["compile"] = lambda inp, c=pc.compiled: c(*inp)
+        else:  # the baselines are timed in the candidate's process too, by the same clock
+            fns = {**g.host.baselines(model, pc, g.dtype), "candidate": g.host.timed_fn(model, keep=True)}
+        copy = copy_of(pc.min_bytes, timer.device) if copy_floor else None
+        stats, rest = measure(timer, fns, pc.timing_sets, after_call, rec.midway, copy)
+        del copy
+        outputs = rec.outputs() if g.host.in_process else rec.outputs(g.host.last_outputs(pc.timing_sets))
         if not g.host.in_process:
             _cross_check(timer, pc, fns, g, result)
-        sync(timer.device)
-        host = timer.time_host(fns, pc.timing_sets)
-        graphs = timer.time_graphs(fns, pc.timing_sets[0])
+        host, graphs = rest()
+
+        def retime() -> dict[str, Any]:
+            with torch.no_grad():
+                return timer.time_host(fns, pc.timing_sets)
+
     result.t_candidate_ms, result.t_candidate_iqr_ms = stats["candidate"].median_ms, stats["candidate"].iqr_ms
     result.t_eager_ms, result.t_eager_iqr_ms = stats["eager"].median_ms, stats["eager"].iqr_ms
     result.timing_iters = stats["candidate"].n
@@ -121,28 +115,36 @@ def time_case(
         for name, st in measured.items():
             if st is not None:
                 setattr(result, f"t_{name}_{kind}_ms", st.median_ms)
+    stats = dict(stats)
     if "copy" in stats:
         result.t_copy_ms = stats.pop("copy").median_ms
     for name, st in stats.items():
         setattr(result, f"t_{name}_launch_ms", st.launch_ms)
     for name, st in host.items():
         setattr(result, f"t_{name}_tail_ms", st.tail_ms if st is not None else None)
-    with torch.no_grad():
-        confirm_host_tails(timer, fns, pc.timing_sets, result)
-    n = len(pc.timing_sets)
-    return {(k + 1) % n if rotated else k: out for k, out in outputs.items()}
+    confirm_host_tails(retime, result)
+    return outputs
 
 
 def _cross_check(timer: Timer, pc: PreparedCase, fns: dict[str, Any], g: Guard, result: CaseResult) -> None:
-    """The candidate's process timed every function; each report must agree with the judge's clock around the
-    same calls, and the reference timed there must not be slower than the same reference timed here (a candidate
-    in that process could slow it down for real). Raises CandidateFailure."""
+    """The candidate's process timed every function, each call a request; each report must agree with the judge's
+    clock around the same calls, and the reference timed there must not be slower than the same reference timed
+    here. Raises CandidateFailure."""
     g.ran("timing_cross_check")
     for name, fn in fns.items():
         why = fn.cross_check(name)
         if why:
             raise CandidateFailure(Status.REJECTED, why)
-    theirs = fns["eager"].median_ms()
+    _cross_check_reference(timer, pc, fns["eager"].median_ms(), g, result, REFERENCE_FACTOR)
+
+
+def _cross_check_reference(
+    timer: Timer, pc: PreparedCase, theirs: float, g: Guard, result: CaseResult, factor: float
+) -> None:
+    """The reference's median as the candidate's process timed it (`theirs`, ms) must not exceed `factor` times
+    the same reference timed here, in the judge's process, plus the slack (a candidate in that process could slow
+    it down for real, or report it slower). Raises CandidateFailure."""
+    g.ran("timing_cross_check")
     quick = Timer(timer.device, TimerConfig(min_iters=CROSS_CHECK_ITERS, max_iters=CROSS_CHECK_ITERS))
     own = float("inf")
     for _ in range(2):  # a second look before it rejects: a busy host can stretch one measurement
@@ -150,13 +152,13 @@ def _cross_check(timer: Timer, pc: PreparedCase, fns: dict[str, Any], g: Guard, 
             stats = quick.time_interleaved({"eager": lambda inp: pc.ref_model(*inp)}, pc.timing_sets)
         own = min(own, stats["eager"].median_ms)
         result.t_eager_judge_ms = own
-        if theirs <= REFERENCE_FACTOR * own + REFERENCE_SLACK_MS:
+        if theirs <= factor * own + REFERENCE_SLACK_MS[timer.device.type == "cuda"]:
             return
+    slack = REFERENCE_SLACK_MS[timer.device.type == "cuda"]
     raise CandidateFailure(
         Status.REJECTED,
         f"timing cross-check: the reference took {theirs:.4g} ms per call in the candidate's process and "
-        f"{own:.4g} ms in the judge's (allowed {REFERENCE_FACTOR}x + {REFERENCE_SLACK_MS} ms): something there "
-        "slows the reference down",
+        f"{own:.4g} ms in the judge's (allowed {factor}x + {slack} ms): something there slows the reference down",
     )
 
 
@@ -166,44 +168,23 @@ CROSS_CHECK_ITERS = 10
 # after its call on a host with few cores), so only a slowdown past this factor is the candidate's doing beyond
 # doubt. Each case records both times (t_eager_ms, t_eager_judge_ms).
 REFERENCE_FACTOR = 10.0
-REFERENCE_SLACK_MS = 0.5
+# On a GPU the device is the judge's and the candidate's process's alike, one at a time: the reference times the
+# same in both but for the run-to-run spread of short kernels.
+REFERENCE_FACTOR_GPU = 1.5
+REFERENCE_SLACK_MS = {False: 0.5, True: 0.005}  # by whether the device is a GPU
 
 
-def _copy_of(n_bytes: int, device: torch.device) -> Callable[[list[Any]], Any] | None:
-    """`dst.copy_(src)` moving n_bytes in all (half read, half written), or None where there is no room for it
-    (the floor is an extra, never a reason to fail an evaluation)."""
-    if n_bytes < 2:
-        return None
-    try:
-        src = torch.empty(n_bytes // 2, dtype=torch.uint8, device=device).fill_(1)
-        dst = torch.empty_like(src)
-    except (torch.OutOfMemoryError, RuntimeError):  # the host's allocator raises RuntimeError
-        return None
-    return lambda inp: dst.copy_(src)
-
-
-def confirm_host_tails(
-    timer: Timer, fns: dict[str, Callable[[list[Any]], Any]], sets: list[list[Any]], result: CaseResult
-) -> None:
-    """Before the host-clock check rejects, the host clock runs once more and each function keeps its smaller
-    tail. Work on a side stream stretches every tail; a busy host can stretch one median of an honest kernel
-    (docs/benchmarks/harness.md, "A false rejection under a busy host")."""
+def confirm_host_tails(retime: Callable[[], dict[str, Any]], result: CaseResult) -> None:
+    """Before the host-clock check rejects, the host clock runs once more (`retime`: Timer.time_host over the same
+    functions, wherever they run) and each function keeps its smaller tail. Work on a side stream stretches every
+    tail; a busy host can stretch one median of an honest kernel (docs/benchmarks/harness.md, "A false rejection
+    under a busy host")."""
     if not speed.host_clock_gap(result):
         return
-    for name, st in timer.time_host(fns, sets).items():
+    for name, st in retime().items():
         old = getattr(result, f"t_{name}_tail_ms")
         if st is not None and st.tail_ms is not None and old is not None:
             setattr(result, f"t_{name}_tail_ms", min(old, st.tail_ms))
-
-
-def _rotate_contents(sets: list[list[Any]]) -> None:
-    """Set k takes set k+1's tensor contents, the last the first's: the same buffers, other values."""
-    leaves = [trees.tensors(s) for s in sets]
-    for j, first in enumerate(leaves[0]):
-        saved = first.clone()
-        for k in range(len(sets) - 1):
-            leaves[k][j].copy_(leaves[k + 1][j])
-        leaves[-1][j].copy_(saved)
 
 
 def _copies(sets: list[list[Any]]) -> list[list[Any]]:

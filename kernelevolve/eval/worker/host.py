@@ -19,7 +19,7 @@ from typing import Any
 
 import torch
 
-from kernelevolve.eval.worker import shared, trees
+from kernelevolve.eval.worker import replies, shared, trees
 from kernelevolve.eval.worker.candidate import CandidateLoadError, load_candidate
 from kernelevolve.eval.worker.checking import CandidateFailure, classify
 from kernelevolve.eval.worker.prepare import PreparedCase, describe
@@ -39,6 +39,7 @@ class InProcess:
     """The candidate in the judge's own process."""
 
     in_process = True
+    measures = False  # the judge's timer times it
 
     def __init__(self, device: torch.device, candidate_path: str) -> None:
         self.device, self.path = device, candidate_path
@@ -145,6 +146,7 @@ class Remote:
     """The judge's end of the candidate's process."""
 
     in_process = False
+    measures = False  # cpu: the judge's timer, each call a request; on a GPU that process runs the timer
 
     def __init__(
         self,
@@ -167,7 +169,7 @@ class Remote:
         try:
             self.conn.send((kind, *args))
             while True:
-                reply = self.conn.recv()
+                reply = self._reply()
                 if reply[0] != "stage":
                     break
                 self.report_build(reply[1])
@@ -178,6 +180,23 @@ class Remote:
         if reply[0] == LOAD_ERROR:
             raise CandidateLoadError(reply[1])
         raise CandidateFailure(Status(reply[1]), reply[2])
+
+    def _reply(self) -> tuple:
+        """The next reply, built by the judge's own unpickler (eval/worker/replies.py); anything else ends the
+        evaluation as the candidate's doing."""
+        data = self.conn.recv_bytes()
+        try:
+            reply = replies.loads(data)
+        except Exception as e:  # noqa: BLE001 - Refused, or bytes that are no pickle at all
+            raise CandidateFailure(
+                Status.REJECTED,
+                f"integrity check: the candidate's process sent a reply the judge does not accept ({describe(e, 120)})",
+            ) from None
+        if not isinstance(reply, tuple) or not reply or not isinstance(reply[0], str):
+            raise CandidateFailure(
+                Status.REJECTED, "integrity check: the candidate's process sent a reply the judge does not accept"
+            )
+        return reply
 
     def _death(self) -> str:
         try:
@@ -288,7 +307,14 @@ class Remote:
         return self.request("tampered")
 
     def _copy(self, spec: Any) -> Any:
-        """The judge's own copy of an output the candidate's process shared (its files removed)."""
+        """The judge's own copy of an output the candidate's process shared (its files removed). Only files in the
+        job's own shared folder are opened and removed: the spec is the candidate's to write."""
+        outside = shared.outside(spec, self.folder)
+        if outside:
+            raise CandidateFailure(
+                Status.REJECTED,
+                f"integrity check: the candidate's process named a file outside the shared folder ({outside[:200]})",
+            )
         try:
             return trees.clone(shared.open_spec(spec))
         finally:

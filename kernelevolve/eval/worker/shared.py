@@ -1,6 +1,9 @@
-"""Tensors the judge and the candidate's process both map, on the host: each tensor leaf lives in a file of its
-own (a file-backed shared storage), so handing a tree over sends names and layouts, never bytes. The folder is
-the worker's private /dev/shm (or its TMPDIR), which the sandbox removes with the worker.
+"""Tensors the judge and the candidate's process both map. On the host each tensor leaf lives in a file of its own
+(a file-backed shared storage), so handing a tree over sends names and layouts, never bytes; the folder is the
+worker's private /dev/shm (or its TMPDIR), which the sandbox removes with the worker. On a GPU a leaf is copied
+into a memory pool of its own (`torch.cuda.MemPool`) and crosses the pipe as a CUDA IPC handle (torch's
+reductions): a handle opens the whole allocation segment its tensor lies in, and a pool's segments hold only what
+the judge shares, never a reference output or a held-back input.
 """
 
 from __future__ import annotations
@@ -50,10 +53,15 @@ def _open(leaf: Leaf) -> torch.Tensor:
     return torch.empty(0, dtype=leaf.dtype).set_(storage, 0, leaf.shape, leaf.stride)
 
 
+def _stride(t: torch.Tensor) -> tuple[int, ...]:
+    """t's strides, or contiguous ones where t overlaps itself or runs backwards (a copy cannot keep those)."""
+    overlapping = any(s == 0 and n > 1 for n, s in zip(t.shape, t.stride()))
+    return t.contiguous().stride() if overlapping or t.stride() and min(t.stride()) < 0 else t.stride()
+
+
 def _share_one(t: torch.Tensor, where: str) -> tuple[torch.Tensor, Leaf]:
     t = t.detach()
-    overlapping = any(s == 0 and n > 1 for n, s in zip(t.shape, t.stride()))
-    stride = t.contiguous().stride() if overlapping or t.stride() and min(t.stride()) < 0 else t.stride()
+    stride = _stride(t)
     probe = torch.empty_strided(t.shape, stride, dtype=t.dtype, device="meta")
     nbytes = max(_extent(probe) * t.element_size(), 1)
     fd, path = tempfile.mkstemp(dir=where, prefix="t-")
@@ -67,15 +75,22 @@ def _share_one(t: torch.Tensor, where: str) -> tuple[torch.Tensor, Leaf]:
     return out, leaf
 
 
-def share(tree: Any, where: str) -> tuple[Any, Any]:
-    """(the tree with every CPU tensor leaf copied into shared memory, the picklable spec of it: Leaf in place of
-    each such tensor). Other leaves travel as they are."""
-    leaves: dict[int, Leaf] = {}
+def share(tree: Any, where: str, pool: Any = None) -> tuple[Any, Any]:
+    """(the tree with every tensor leaf copied into shared memory, the picklable spec of it: Leaf in place of each
+    host tensor, the pool's copy itself for a device tensor, which the pipe's pickler sends as an IPC handle).
+    pool: the `torch.cuda.MemPool` device leaves are copied into (required where there are any). Other leaves
+    travel as they are."""
+    leaves: dict[int, Leaf | torch.Tensor] = {}
 
     def one(t: torch.Tensor) -> torch.Tensor:
-        if t.device.type != "cpu":
-            raise ValueError(f"only host tensors are shared through files, not {t.device}")
-        out, leaf = _share_one(t, where)
+        if t.device.type == "cpu":
+            out, leaf = _share_one(t, where)
+        elif pool is None:
+            raise ValueError(f"a {t.device} tensor is shared only through a memory pool of its own")
+        else:
+            with torch.cuda.use_mem_pool(pool):
+                out = torch.empty_strided(t.shape, _stride(t), dtype=t.dtype, device=t.device).copy_(t)
+            leaf = out
         leaves[id(out)] = leaf
         return out
 
@@ -85,7 +100,7 @@ def share(tree: Any, where: str) -> tuple[Any, Any]:
 
 
 def open_spec(spec: Any) -> Any:
-    """The tree a spec describes, its tensors mapping the shared files."""
+    """The tree a spec describes, its host tensors mapping the shared files (device tensors came as they are)."""
     return tree_map(lambda x: _open(x) if isinstance(x, Leaf) else x, spec, is_leaf=lambda x: isinstance(x, Leaf))
 
 
@@ -96,6 +111,15 @@ def release(spec: Any) -> None:
             os.unlink(leaf.path)
         except OSError:
             pass
+
+
+def outside(spec: Any, where: str) -> str:
+    """The first path of a spec's leaves that is not a file this module made in `where` ('' if none)."""
+    for leaf in _leaves(spec):
+        path = leaf.path if isinstance(leaf.path, str) else repr(leaf.path)
+        if os.path.dirname(path) != where or not os.path.basename(path).startswith("t-") or "\0" in path:
+            return path
+    return ""
 
 
 def _leaves(spec: Any) -> list[Leaf]:

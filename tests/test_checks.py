@@ -381,7 +381,8 @@ def test_speed_checks_on_a_gpu_target_record_the_floor_its_kind_and_the_bytes_at
         datasheet=(2000.0, 60.0, 600.0),
         torch_version="",
     )
-    guard = SimpleNamespace(device=torch.device("cuda"), ran=lambda *names: None)
+    host = SimpleNamespace(l2_persisting=lambda: 0)
+    guard = SimpleNamespace(device=torch.device("cuda"), ran=lambda *names: None, host=host)
     for flops, memory_bound, floor in ((None, True, 0.5), (1e12, False, 1e12 / 600e12 * 1e3)):
         cr = _case(t_candidate_ms=2.0)
         pc = SimpleNamespace(min_bytes=10**9, flops=flops)
@@ -521,3 +522,94 @@ def test_the_judge_refuses_a_reply_beyond_its_own_types_and_files_outside_its_fo
         assert torch.equal(host._copy(spec)[0], torch.ones(2))
     finally:
         shutil.rmtree(host.folder, ignore_errors=True)
+
+
+def test_the_judges_block_on_a_gpu_bounds_the_reported_time_and_checks_every_output(monkeypatch):
+    """The proof block (eval/worker/proof.py) with its host scripted: K from the reported median, every output
+    compared, and the judge's clock over the block against the report (a graph replay: device time; calls launched
+    one by one: the host-clock time, and a review note)."""
+    from types import SimpleNamespace
+
+    from kernelevolve.eval.worker import proof
+    from kernelevolve.eval.worker.checking import CandidateFailure
+    from kernelevolve.eval.worker.correctness import compare
+
+    assert proof.calls_for(0.005, 1000, 10**9) == proof.MAX_CALLS  # short calls: as many as allowed
+    assert proof.calls_for(0.5, 1000, 10**9) == 3  # BLOCK_MS by the report
+    assert proof.calls_for(0.005, 10**9, 8 * 10**9) == 2  # memory bounds it (then too few: the check is skipped)
+    monkeypatch.setattr(torch.cuda, "mem_get_info", lambda device=None: (8 * 2**30, 16 * 2**30))
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda device=None: None)
+    ref_block = {"mode": "graph", "seen": 0.01, "fresh": 0.01}  # the reference's block here, ms a call
+
+    def reference_block(pc, sets, mode, device):
+        return ref_block["mode"], ref_block["seen" if sets[0] is pc.timing_sets[0] else "fresh"]
+
+    monkeypatch.setattr(proof, "reference_block", reference_block)
+
+    class Host:
+        in_process, measures = False, True
+
+        def __init__(self, mode, per_call_ms, wrong=False):
+            self.mode, self.per_call_ms, self.wrong, self.shown = mode, per_call_ms, wrong, []
+
+        def adopt(self, tree):
+            self.shown.append(tree)
+            return tree
+
+        def forget(self, tree):
+            pass
+
+        def block(self, model, sets):
+            self.sets = sets
+            return self.mode
+
+        def ping(self):
+            return 0.05
+
+        def block_run(self):
+            return 0.05 + self.per_call_ms * len(self.sets)
+
+        def block_outputs(self):
+            outs = [torch.relu(s[0]) for s in self.sets]
+            if self.wrong:
+                outs[-1] = outs[-1] + 1.0
+            return outs
+
+    def pc():
+        x = torch.randn(64)
+        return SimpleNamespace(
+            timing_sets=[[x]],
+            timing_refs=[torch.relu(x)],
+            unseen_sets=[],
+            unseen_refs=[],
+            unseen_used=0,
+            fresh=lambda n: [([y], torch.relu(y)) for y in (torch.randn(64) for _ in range(n))],
+            judge_set=lambda out, ref: compare(out, ref, 1e-5, 1e-5),
+            ref_aliases_input=False,
+        )
+
+    def judged(host, claim=0.01, host_ms=None):
+        g = SimpleNamespace(host=host, device=torch.device("cuda"), review=[], protected=[], ran=lambda *n: None)
+        cr = _case(t_candidate_ms=claim, t_candidate_host_ms=host_ms)
+        proof.check_block(pc(), 0, cr, g)
+        return cr, g
+
+    cr, g = judged(Host("graph", 0.009))  # a replay no slower than the report: honest
+    assert cr.t_candidate_unseen_ms == pytest.approx(0.009) and not g.review
+    cr, g = judged(Host("graph", 0.013), claim=0.006)  # tiny kernels: a graph's cost per kernel
+    with pytest.raises(CandidateFailure, match="or the reported times are not the calls'"):
+        judged(Host("graph", 0.15), claim=0.05)  # three times the report: shrunk, or a cache's misses
+    with pytest.raises(CandidateFailure, match="output on inputs it had not seen is wrong"):
+        judged(Host("graph", 0.009, wrong=True))
+    # Work that depends on the values: the reference's block on the new contents is slower alike, and the bound
+    # follows it (at most MAX_WORK_DRIFT); the same calls with the reference unmoved are a cache's misses.
+    ref_block.update(fresh=0.018)
+    judged(Host("graph", 0.1), claim=0.05)
+    ref_block.update(fresh=0.01)
+    with pytest.raises(CandidateFailure, match="device time"):
+        judged(Host("graph", 0.1), claim=0.05)
+    # Calls launched one by one pay their host time (threads started and joined in each call): bounded by it.
+    cr, g = judged(Host("plain", 0.45), claim=0.004, host_ms=0.44)
+    assert "not the device time reported" in g.review[0]
+    with pytest.raises(CandidateFailure, match="host-clock time"):
+        judged(Host("plain", 1.0), claim=0.004, host_ms=0.44)

@@ -342,12 +342,9 @@ def test_memory_agent_names_work_outside_the_candidates_kernels():
     assert not any("own kernels" in x for x in a.advice)
 
 
-def test_profiling_cannot_change_the_verdict(monkeypatch):
+def test_profiling_cannot_change_the_verdict():
     """The candidate runs again while it is profiled, after the last integrity check: whatever it does to the
     result then is discarded, and only the profile (and a review note for a decoy-like share) is kept."""
-    import torch
-
-    from kernelevolve.eval.job import EvalJob
     from kernelevolve.eval.worker import harness
     from kernelevolve.result import CaseResult, EvalResult, Status
 
@@ -360,10 +357,8 @@ def test_profiling_cannot_change_the_verdict(monkeypatch):
         result.speedup = 1000.0
         return {"kernels": [], "launches": 1, "own_share": 0.1}
 
-    monkeypatch.setattr(profiling, "collect", hostile_collect)
-    job = EvalJob(problem_path="p.py", candidate_path="c.py", target="cuda", seed=1)
     stages: dict[str, float] = {}
-    kept = harness.profiled(result, job, None, lambda: None, torch.device("cpu"), "", stages)
+    kept = harness.profiled(result, hostile_collect, stages)
     assert kept.cases[0].t_candidate_ms == 1.0 and kept.speedup != 1000.0
     assert kept.profile == {"kernels": [], "launches": 1, "own_share": 0.1} and "profile" in stages
     assert any("own kernels take 10%" in note for note in kept.review)
@@ -372,9 +367,8 @@ def test_profiling_cannot_change_the_verdict(monkeypatch):
         result.speedup = 1000.0
         raise SystemExit(3)
 
-    monkeypatch.setattr(profiling, "collect", failing_collect)
     result.speedup = 2.0
-    kept = harness.profiled(result, job, None, lambda: None, torch.device("cpu"), "", {})
+    kept = harness.profiled(result, failing_collect, {})
     assert kept.profile is None and kept.speedup == 2.0
 
 

@@ -24,6 +24,9 @@ PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])
 # What the evaluator tells a worker through its environment (read by eval/worker/main.py).
 RESULT_FD_ENV = "KERNELEVOLVE_RESULT_FD"
 MEMORY_LIMIT_ENV = "KERNELEVOLVE_MEMORY_LIMIT_BYTES"
+# GPU targets: `split` runs the candidate in a process of its own, beside the judge (as on the cpu target always);
+# `in-process` (the default for now) runs it in the judge's process.
+GPU_JUDGE_ENV = "KERNELEVOLVE_GPU_JUDGE"
 DEVICE_ENV = "KERNELEVOLVE_GPU_INDEX"  # set for GPU targets: the device to initialise before the job
 LIFELINE_ENV = "KERNELEVOLVE_LIFELINE_FD"  # a pipe the evaluator holds open: its end means the evaluator is gone
 

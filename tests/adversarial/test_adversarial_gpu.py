@@ -5,11 +5,13 @@ kernels are accepted with every GPU check run. Outcomes are recorded in docs/ben
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
 from kernelevolve.eval.evaluator import Evaluator
+from kernelevolve.eval.spawn import GPU_JUDGE_ENV
 from kernelevolve.problem.problem import load_problem
 from kernelevolve.result import Status
 from tests.adversarial.test_adversarial import EXPLOITS, FAST_TIMING, HERE, HONEST, IN_PROCESS_EXPLOITS, RELU, SOFTMAX
@@ -22,6 +24,10 @@ GPU_EXPLOITS = [
     ("l2_persistence.py", RELU, Status.REJECTED, "l2-persistence check"),
 ]
 GPU_CHECKS = {"roofline", "host_clock", "l2_persistence"}
+SPLIT = os.environ.get(GPU_JUDGE_ENV) == "split"  # the candidate in a process of its own (eval/worker/host.py)
+# With the split, an output crosses to the judge as a copy made on the call's stream: work left on a side stream
+# is not in it, and the copy is wrong before the host clock is consulted.
+SPLIT_CATCHES = {"side_stream.py": (Status.INCORRECT, "timing-outputs check")}
 
 
 @pytest.fixture(scope="module")
@@ -44,20 +50,53 @@ def test_gpu_exploit_is_caught(cuda_evaluator, candidate, problem, status, why):
         for c in result.cases
     ]
     print(candidate, result.status.value, result.reason, times)  # shown with -rA: how near the checks' bounds it came
+    if SPLIT and candidate in SPLIT_CATCHES:  # its output crosses to the judge before the side stream has finished
+        status, why = SPLIT_CATCHES[candidate]
     assert result.status is status, (result.reason, times, result.log_tail)
     assert why in result.reason, result.reason
     assert not result.correct and result.fitness == 0
 
 
-@pytest.mark.parametrize(
-    "candidate,problem,policy,status,why",
-    EXPLOITS + IN_PROCESS_EXPLOITS,
-    ids=[e[0] for e in EXPLOITS + IN_PROCESS_EXPLOITS],
-)
+CAUGHT = EXPLOITS + ([] if SPLIT else IN_PROCESS_EXPLOITS)
+
+
+@pytest.mark.parametrize("candidate,problem,policy,status,why", CAUGHT, ids=[e[0] for e in CAUGHT])
 def test_cpu_exploit_is_caught_on_cuda(cuda_evaluator, candidate, problem, policy, status, why):
     result = _evaluate(cuda_evaluator, problem, HERE / "exploits" / candidate, policy)
     assert result.status is status, (result.reason, result.log_tail)
     assert why in result.reason, result.reason
+
+
+@pytest.mark.skipif(not SPLIT, reason=f"the candidate shares the judge's process ({GPU_JUDGE_ENV} is not split)")
+@pytest.mark.parametrize("candidate", [e[0] for e in IN_PROCESS_EXPLOITS] + ["scales_timer_samples.py"])
+def test_what_reaches_for_the_judge_finds_nothing_of_it_on_cuda(cuda_evaluator, candidate):
+    """With the candidate in a process of its own, the reference outputs, the problem's private module and the
+    judge's timer are elsewhere: each of these honest kernels with a forgery attached is what its kernel is."""
+    problem = {e[0]: e[1] for e in IN_PROCESS_EXPLOITS}.get(candidate, RELU)
+    result = _evaluate(cuda_evaluator, problem, HERE / "exploits" / candidate, None)
+    assert result.status is Status.OK, (result.reason, result.log_tail)
+    assert result.speedup is not None and result.speedup < 2.5, result.speedup
+
+
+def test_forged_device_times_are_caught_by_the_judges_clock(cuda_evaluator):
+    """A candidate process that divides its reported median by three: the judge's clock over a block of calls on
+    contents never shown gives it away (with the split off there is nothing to forge, and it is measured as the
+    ReLU it is)."""
+    result = _evaluate(cuda_evaluator, RELU_LARGE, HERE / "gpu_exploits" / "forges_device_times.py", False)
+    if SPLIT:
+        assert result.status is Status.REJECTED, (result.reason, [c.t_candidate_unseen_ms for c in result.cases])
+        assert "or the reported times are not the calls'" in result.reason, result.reason
+    else:
+        assert result.status is Status.OK and result.speedup < 1.5, (result.reason, result.speedup)
+
+
+def test_a_reference_slowed_in_the_candidates_process_is_caught_on_cuda(cuda_evaluator):
+    result = _evaluate(cuda_evaluator, RELU_LARGE, HERE / "exploits" / "slows_reference_in_its_process.py", False)
+    if SPLIT:
+        assert result.status is Status.REJECTED, (result.reason, result.speedup)
+        assert "something there slows the reference down" in result.reason, result.reason
+    else:
+        assert result.status is Status.OK and result.speedup < 1.5, (result.reason, result.speedup)
 
 
 def test_decoy_kernel_is_listed_for_review_when_the_policy_is_off(cuda_evaluator):

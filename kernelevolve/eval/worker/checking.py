@@ -58,6 +58,7 @@ class Guard:
     candidate_path: str
     require_kernel: bool
     checks: list[str] = field(default_factory=list)  # the result's list: names of the checks run, in order
+    review: list[str] = field(default_factory=list)  # the result's list: notes for a person to review
 
     def ran(self, *names: str) -> None:
         self.checks.extend(n for n in names if n not in self.checks)

@@ -23,7 +23,7 @@ import torch
 
 from kernelevolve.eval.environment import harness_version
 from kernelevolve.eval.job import EvalJob
-from kernelevolve.eval.worker import integrity, l2, launches, memory, precision, speed, trees
+from kernelevolve.eval.worker import integrity, launches, memory, precision, proof, speed, trees
 from kernelevolve.eval.worker.candidate import CandidateLoadError, detect_languages, read_source
 from kernelevolve.eval.worker.checking import (
     CandidateFailure,
@@ -72,7 +72,8 @@ def time_case(
     if g.host.measures:
         series = g.host.measure(model, pc, g.dtype, copy_floor, timer.config)
         stats, host, graphs, outputs = series.stats, series.host, series.graphs, series.last
-        _cross_check_reference(timer, pc, stats["eager"].median_ms, g, result, REFERENCE_FACTOR_GPU)
+        theirs = {name: st.median_ms for name, st in stats.items() if name in ("eager", "compile")}
+        _cross_check_reference(timer, pc, theirs, g, result, REFERENCE_FACTOR_GPU)
         retime = g.host.retime_host
     else:
         rec = Recorder(pc.timing_sets)
@@ -135,30 +136,38 @@ def _cross_check(timer: Timer, pc: PreparedCase, fns: dict[str, Any], g: Guard, 
         why = fn.cross_check(name)
         if why:
             raise CandidateFailure(Status.REJECTED, why)
-    _cross_check_reference(timer, pc, fns["eager"].median_ms(), g, result, REFERENCE_FACTOR)
+    _cross_check_reference(timer, pc, {"eager": fns["eager"].median_ms()}, g, result, REFERENCE_FACTOR)
 
 
 def _cross_check_reference(
-    timer: Timer, pc: PreparedCase, theirs: float, g: Guard, result: CaseResult, factor: float
+    timer: Timer, pc: PreparedCase, theirs: dict[str, float], g: Guard, result: CaseResult, factor: float
 ) -> None:
-    """The reference's median as the candidate's process timed it (`theirs`, ms) must not exceed `factor` times
-    the same reference timed here, in the judge's process, plus the slack (a candidate in that process could slow
-    it down for real, or report it slower). Raises CandidateFailure."""
+    """The baselines' medians as the candidate's process timed them (`theirs`: eager, and compile where timed, in
+    ms) must not exceed `factor` times the same baselines timed here, in the judge's process, plus the slack (a
+    candidate in that process could slow them down for real, or report them slower). Raises CandidateFailure."""
     g.ran("timing_cross_check")
-    quick = Timer(timer.device, TimerConfig(min_iters=CROSS_CHECK_ITERS, max_iters=CROSS_CHECK_ITERS))
-    own = float("inf")
+    fns: dict[str, Callable[[list[Any]], Any]] = {"eager": lambda inp: pc.ref_model(*inp)}
+    if "compile" in theirs and pc.compiled is not None:
+        fns["compile"] = lambda inp, c=pc.compiled: c(*inp)
+    # No warm-up spin: the case's timing pass has just kept the device busy (on a GPU, from the other process).
+    config = TimerConfig(warmup_s=0.0, min_iters=CROSS_CHECK_ITERS, max_iters=CROSS_CHECK_ITERS)
+    quick = Timer(timer.device, config)
+    slack = REFERENCE_SLACK_MS[timer.device.type == "cuda"]
+    own = {name: float("inf") for name in fns}
     for _ in range(2):  # a second look before it rejects: a busy host can stretch one measurement
         with torch.no_grad():
-            stats = quick.time_interleaved({"eager": lambda inp: pc.ref_model(*inp)}, pc.timing_sets)
-        own = min(own, stats["eager"].median_ms)
-        result.t_eager_judge_ms = own
-        if theirs <= factor * own + REFERENCE_SLACK_MS[timer.device.type == "cuda"]:
+            stats = quick.time_interleaved(fns, pc.timing_sets)
+        own = {name: min(own[name], stats[name].median_ms) for name in fns}
+        result.t_eager_judge_ms = own["eager"]
+        slower = [name for name in fns if theirs[name] > factor * own[name] + slack]
+        if not slower:
             return
-    slack = REFERENCE_SLACK_MS[timer.device.type == "cuda"]
+    name = slower[0]
+    what = "the reference" if name == "eager" else "the torch.compile baseline"
     raise CandidateFailure(
         Status.REJECTED,
-        f"timing cross-check: the reference took {theirs:.4g} ms per call in the candidate's process and "
-        f"{own:.4g} ms in the judge's (allowed {factor}x + {slack} ms): something there slows the reference down",
+        f"timing cross-check: {what} took {theirs[name]:.4g} ms per call in the candidate's process and "
+        f"{own[name]:.4g} ms in the judge's (allowed {factor}x + {slack} ms): something there slows {what} down",
     )
 
 
@@ -205,7 +214,9 @@ def _timed(
     try:
         outputs = time_case(timer, pc, model, cr, g, copy_floor=copy_floor)
         why = check_timing_outputs(pc, outputs, g)
-        if not why:
+        if not why and g.host.measures:  # the judge's clock over a block of calls on unseen contents
+            proof.check_block(pc, model, cr, g)
+        elif not why:
             check_unseen_inputs(timer, pc, model, cr, g)
     except CandidateFailure as e:
         return "", e, waited
@@ -372,7 +383,7 @@ def speed_checks(pc: PreparedCase, cr: CaseResult, peaks: Any, g: Guard, result:
     why = speed.host_clock_gap(cr)
     if why:
         return f"host-clock check: {why}"
-    if l2.persisting_bytes() > 0:
+    if g.host.l2_persisting() > 0:  # in the candidate's process, where it runs there
         return "l2-persistence check: the candidate left a persisting L2 carve-out set"
     return ""
 
@@ -442,10 +453,13 @@ def run_job(
     the cpu target the candidate runs there, elsewhere (or without one) in this process."""
     report = _Stages(report)
     cpu = get_platform(job.target).device_type == "cpu"
-    if runner is not None and cpu:
-        host: InProcess | Remote = Remote(runner[0], runner[1], job.candidate_path, job.problem_path, report.build)
+    device = torch.device("cpu") if cpu else torch.device("cuda", job.device_index)
+    if runner is not None:
+        host: InProcess | Remote = Remote(
+            runner[0], runner[1], job.candidate_path, job.problem_path, report.build, device
+        )
     else:
-        host = InProcess(torch.device("cpu") if cpu else torch.device("cuda", job.device_index), job.candidate_path)
+        host = InProcess(device, job.candidate_path)
     try:
         return _judge(job, report, builds, end_of_trusted, host)
     finally:
@@ -522,6 +536,12 @@ def _judge(
             f"{others} when the evaluation began (a worker that outlived its evaluation, or another job on this "
             "GPU): its timings and memory may be disturbed"
         )
+    if host.measures and any(pc.memory.trials_on_host for pc in prepared):
+        host.close()  # its trials would cross one at a time: the candidate runs here instead
+        host = InProcess(device, job.candidate_path)
+        result.review.append(
+            "the memory plan keeps the trials' inputs on the host: the candidate ran in the judge's process"
+        )
     compile_notes = {pc.compile_reason for pc in prepared if pc.compile_reason}
     result.compile_baseline = "; ".join(sorted(compile_notes))
     use_compile = job.baseline == "compile" and all(pc.compile_ok for pc in prepared)
@@ -554,7 +574,9 @@ def _judge(
     report("compile")
     watched = {"problem": module, "timer": timer, **harness_modules()}
     before = (fingerprint(watched), precision.state())
-    g = Guard(device, dtype, host, protected_spans(prepared), job.candidate_path, require_kernel, result.checks)
+    g = Guard(
+        device, dtype, host, protected_spans(prepared), job.candidate_path, require_kernel, result.checks, result.review
+    )
     try:
         # C++/CUDA extensions: built by the harness once per C++ source, loaded where the candidate runs
         # (platforms/extension_cache.py).
@@ -677,8 +699,22 @@ def _judge(
     if timer is not None and device.type == "cuda" and job.profile != "off":
         bind_case(module, prepared[0].case, defaults)
         first = prepared[0].trials[0]
+        options = {
+            "problem_path": job.problem_path,
+            "candidate_path": job.candidate_path,
+            "seed": job.seed,
+            "device_index": job.device_index,
+            "own_names": launches.kernel_names(source),
+        }
         with memory.resident(first, device):
-            result = profiled(result, job, host.cand, lambda: models[0](*first.inputs), device, source, stages)
+            if host.in_process:
+                from kernelevolve.eval.worker import profiling
+
+                cand, call = host.cand, lambda: models[0](*first.inputs)
+                collect = lambda: profiling.collect(job.profile, cand, call, device, **options)  # noqa: E731
+            else:
+                collect = lambda: host.profile(job.profile, models[0], first.inputs, options)  # noqa: E731
+            result = profiled(result, collect, stages)
         bind_case(module, {}, defaults)
     result.stages = stages
     return result.finalize()
@@ -687,43 +723,23 @@ def _judge(
 OWN_SHARE_REVIEW = 0.5  # below this share of device time in its own kernels, a candidate is listed for review
 
 
-def profiled(
-    result: EvalResult,
-    job: EvalJob,
-    cand: Any,
-    call: Callable[[], Any],
-    device: torch.device,
-    source: str,
-    stages: dict[str, float],
-) -> EvalResult:
+def profiled(result: EvalResult, collect: Callable[[], Any], stages: dict[str, float]) -> EvalResult:
     """Profiling for the memory agent, after every check: best effort, never part of the verdict. The verdict is
     frozen first (an immutable string): the candidate runs again here, after the last integrity check, and
     whatever it might do to the result object meanwhile is discarded; only the profile and a review note come
-    back."""
+    back. collect: eval/worker/profiling.collect over the first case, where the candidate runs."""
     frozen = result.model_dump_json()
     try:
-        from kernelevolve.eval.worker import profiling
-
         t0 = time.perf_counter()
         with torch.no_grad():
-            profile = profiling.collect(
-                job.profile,
-                cand,
-                call,
-                device,
-                problem_path=job.problem_path,
-                candidate_path=job.candidate_path,
-                seed=job.seed,
-                device_index=job.device_index,
-                own_names=launches.kernel_names(source),
-            )
+            profile = collect()
         stages["profile"] = time.perf_counter() - t0
     except BaseException:  # noqa: BLE001
         traceback.print_exc()
         return EvalResult.model_validate_json(frozen)
     verdict = EvalResult.model_validate_json(frozen)
-    verdict.profile = profile
-    share = (profile or {}).get("own_share")
+    verdict.profile = profile if isinstance(profile, dict) else None
+    share = (verdict.profile or {}).get("own_share")
     if isinstance(share, (int, float)) and share < OWN_SHARE_REVIEW:
         verdict.review.append(
             f"the candidate's own kernels take {share:.0%} of forward's device time: most of the work runs in "
@@ -741,7 +757,7 @@ def _device_kernel_check(pc: PreparedCase, model: torch.nn.Module, source: str, 
         with torch.no_grad():
             model(*inputs)
 
-    kernels = launches.device_kernels(call, g.device)
+    kernels = launches.device_kernels(call, g.device) if g.host.in_process else g.host.device_kernels(model, inputs)
     if kernels is None:
         return ""  # the profiler does not work here: the launch monitor's verdict stands
     g.ran("device_kernels")

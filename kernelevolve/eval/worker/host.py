@@ -1,10 +1,13 @@
 """Where the candidate's code runs, as the judge sees it: one interface, two hosts.
 
-`Remote` (the cpu target): the candidate lives in a process of its own (eval/worker/runner.py), forked before
-the job arrived, and the judge reaches it only through requests; inputs and outputs cross as shared files,
-every output a copy. Its timed calls are the candidate process's host clock, cross-checked against the judge's
-own clock around each request. `InProcess` (GPU targets, until the candidate's process gets CUDA IPC and its
-own event timing): the candidate shares the judge's process, as before.
+`Remote`: the candidate lives in a process of its own (eval/worker/runner.py), forked before the job arrived, and
+the judge reaches it only through requests; inputs and outputs cross as shared memory, every output a copy. On
+the cpu target its timed calls are the candidate process's host clock, cross-checked against the judge's own
+clock around each request. On a GPU inputs cross as CUDA IPC handles to a memory pool of the judge's that holds
+nothing else, and that process runs the timer itself (each call's device time is seen only by events in the
+process that launched it): the judge checks the reference's time there against its own and bounds the
+candidate's with its clock over a block of calls (eval/worker/proof.py). `InProcess` (GPU targets where the
+split is off, or where the memory plan keeps input sets on the host): the candidate shares the judge's process.
 """
 
 from __future__ import annotations
@@ -19,12 +22,14 @@ from typing import Any
 
 import torch
 
-from kernelevolve.eval.worker import replies, shared, trees
+from kernelevolve.eval.worker import l2, replies, shared, trees
 from kernelevolve.eval.worker.candidate import CandidateLoadError, load_candidate
 from kernelevolve.eval.worker.checking import CandidateFailure, classify
 from kernelevolve.eval.worker.prepare import PreparedCase, describe
 from kernelevolve.eval.worker.runner import LOAD_ERROR, checked_call
+from kernelevolve.eval.worker.series import Series
 from kernelevolve.eval.worker.threads import ThreadWatch
+from kernelevolve.eval.worker.timing import TimingStats
 from kernelevolve.problem.inputs import build_model
 from kernelevolve.result import Status
 
@@ -33,6 +38,23 @@ from kernelevolve.result import Status
 # forged; a report may exceed the judge's median by the slack.
 CROSS_CHECK_FACTOR = 1.5
 CROSS_CHECK_SLACK_MS = 0.05
+
+
+def _figures(*groups: dict[str, Any]) -> None:
+    """Timing figures from the candidate's process are TimingStats of numbers or None; raises CandidateFailure."""
+    for group in groups:
+        for st in dict(group).values():
+            if st is None:
+                continue
+            fields = (
+                (st.median_ms, st.iqr_ms, st.n, st.launch_ms, st.tail_ms, st.faults_per_call)
+                if isinstance(st, TimingStats)
+                else ("not a figure",)
+            )
+            if not all(v is None or (isinstance(v, (int, float)) and v == v and v >= 0) for v in fields):
+                raise CandidateFailure(
+                    Status.REJECTED, "integrity check: the candidate's process sent timing figures that are no numbers"
+                )
 
 
 class InProcess:
@@ -85,6 +107,9 @@ class InProcess:
 
     def output(self, out: Any) -> Any:
         return out
+
+    def l2_persisting(self) -> int:
+        return l2.persisting_bytes()
 
     def tampered(self) -> list[str]:
         return []  # the judge's own fingerprints cover this process
@@ -155,9 +180,15 @@ class Remote:
         candidate_path: str,
         problem_path: str,
         report_build: Callable[[str | None], None],
+        device: torch.device | None = None,
     ):
         self.pid, self.conn, self.path, self.problem_path = pid, conn, candidate_path, problem_path
         self.report_build = report_build
+        self.device = device or torch.device("cpu")
+        self.measures = self.device.type == "cuda"
+        # GPU: what the candidate may see is copied into this pool; an IPC handle opens a whole segment, and the
+        # pool's segments hold nothing of the judge's own (references, held-back inputs).
+        self.pool = torch.cuda.MemPool() if self.measures else None
         self.folder = shared.folder()
         self.keys: dict[
             int, int
@@ -216,7 +247,7 @@ class Remote:
 
     def adopt(self, tree: Any) -> Any:
         """The tree in shared memory, known to the candidate's process; the judge uses the returned tree."""
-        mine, spec = shared.share(tree, self.folder)
+        mine, spec = shared.share(tree, self.folder, self.pool)
         key = self._next
         self._next += 1
         try:
@@ -245,7 +276,7 @@ class Remote:
     def _state(self, pc: PreparedCase) -> Any:
         if not isinstance(pc.ref_model, torch.nn.Module):
             return None
-        return shared.share(dict(pc.ref_model.state_dict()), self.folder)[1]
+        return shared.share(dict(pc.ref_model.state_dict()), self.folder, self.pool)[1]
 
     def model(self, key: int, pc: PreparedCase, dtype: torch.dtype) -> int:
         state = self._state(pc)
@@ -281,11 +312,13 @@ class Remote:
         return RemoteFn(self, model, keep)
 
     def clocked(self, model: int, inputs: Any, keep: bool) -> tuple[float, int]:
-        """One call: (ms on the judge's clock around the request, with keep the index of its output, kept in the
-        candidate's process until `output` takes it)."""
+        """One call: (ms on the judge's clock around the request, less the fastest of two empty requests just
+        before it (a busy host lengthens every request, which is not the call's time), with keep the index of its
+        output, kept in the candidate's process until `output` takes it)."""
+        empty = min(self.ping(), self.ping())
         t0 = time.perf_counter()
         index = self.request("clocked", model, self.key(inputs), keep)
-        return (time.perf_counter() - t0) * 1e3, index
+        return max((time.perf_counter() - t0) * 1e3 - empty, 0.0), index
 
     def output(self, index: int) -> Any:
         """A clocked call's output, copied; the outputs kept before it go."""
@@ -296,6 +329,57 @@ class Remote:
         keys = [self.key(s) for s in sets]
         found = self.request("last", keys)
         return {i: self._copy(found[k]) for i, k in enumerate(keys) if k in found}
+
+    def measure(self, model: int, pc: PreparedCase, dtype: torch.dtype, copy_floor: bool, config: Any) -> Series:
+        """GPU: the case's timing pass, run by the candidate's process (eval/worker/series.py) with the reference
+        built there from the judge's parameters; the last outputs copied here."""
+        self.baselines(model, pc, dtype)
+        keys = [self.key(s) for s in pc.timing_sets]
+        series = self.request(
+            "series", model, ("ref", model), keys, pc.compiled is not None, pc.min_bytes if copy_floor else 0, config
+        )
+        if not isinstance(series, Series) or not {"eager", "candidate"} <= set(series.stats):
+            raise CandidateFailure(Status.REJECTED, "integrity check: the candidate's process sent no timing pass")
+        _figures(series.stats, series.host, series.graphs)
+        series.last = {int(k): self._copy(v) for k, v in dict(series.last).items()}
+        return series
+
+    def retime_host(self) -> dict[str, Any]:
+        found = self.request("retime_host")
+        _figures(found)
+        return found
+
+    def block(self, model: int, sets: list[Any]) -> str:
+        """The judge's proof block (eval/worker/proof.py) made ready over `sets` (adopted): 'graph' or 'plain'."""
+        mode = self.request("block", model, [self.key(s) for s in sets])
+        return mode if mode in ("graph", "plain") else "plain"
+
+    def block_run(self) -> float:
+        """ms on the judge's clock around one run of the block (it ends with a synchronize there)."""
+        t0 = time.perf_counter()
+        self.request("block_run")
+        return (time.perf_counter() - t0) * 1e3
+
+    def ping(self) -> float:
+        """ms on the judge's clock around an empty request (with its synchronize)."""
+        t0 = time.perf_counter()
+        self.request("ping")
+        return (time.perf_counter() - t0) * 1e3
+
+    def block_outputs(self) -> list[Any]:
+        found = self.request("block_outputs")
+        return [self._copy(spec) for spec in list(found)]
+
+    def l2_persisting(self) -> int:
+        found = self.request("l2_persisting")
+        return found if isinstance(found, int) else 1
+
+    def device_kernels(self, model: int, inputs: Any) -> list[str] | None:
+        found = self.request("device_kernels", model, self.key(inputs))
+        return None if found is None else [str(k) for k in found]
+
+    def profile(self, mode: str, model: int, inputs: Any, options: dict[str, Any]) -> Any:
+        return self.request("profile", mode, model, self.key(inputs), options)
 
     def threads(self, native_only: bool = False) -> str:
         return self.request("threads", native_only)

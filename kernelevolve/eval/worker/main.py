@@ -16,7 +16,7 @@ import time
 import traceback
 from typing import TYPE_CHECKING
 
-from kernelevolve.eval.spawn import DEVICE_ENV, LIFELINE_ENV, MEMORY_LIMIT_ENV, RESULT_FD_ENV
+from kernelevolve.eval.spawn import DEVICE_ENV, GPU_JUDGE_ENV, LIFELINE_ENV, MEMORY_LIMIT_ENV, RESULT_FD_ENV
 from kernelevolve.eval.worker import allocator
 
 if TYPE_CHECKING:
@@ -121,13 +121,17 @@ def main() -> None:
     _limit_resources()
     allocator.fix_thresholds()  # before the fork: the candidate's process inherits them
     runner = None
-    if not os.environ.get(DEVICE_ENV):  # cpu workers: the candidate gets a process of its own, forked now, before
-        import torch  # noqa: F401 - imported once, before the fork: both processes have it
+    device = os.environ.get(DEVICE_ENV)
+    if not device or os.environ.get(GPU_JUDGE_ENV) == "split":
+        # The candidate gets a process of its own, forked now, before the job and before CUDA exist here.
+        import torch  # imported once, before the fork: both processes have it
 
-        _cap_address_space()  # the candidate's process inherits it
         from kernelevolve.eval.worker import runner as candidate_process
 
-        runner = candidate_process.start(builds, close=[fd])
+        if not device:
+            _cap_address_space()  # the candidate's process inherits it
+        gpu = torch.device("cuda", int(device)) if device else None
+        runner = candidate_process.start(builds, close=[fd], device=gpu, warm_up=_warm_up_device if gpu else None)
         _undumpable()
     _watch_the_evaluator()
     _warm_up_device()

@@ -109,6 +109,9 @@ class PreparedCase:
     # working-precision references (Criterion.check with budgets).
     set_budgets: list[LeafBudget | None] | None = None
     memory: MemoryPlan = field(default_factory=MemoryPlan)
+    # n -> n new input sets with their references, drawn by the problem from seeds the candidate never saw (the
+    # case bound): the judge's proof block on a GPU (eval/worker/proof.py) needs more than the held-back sets.
+    fresh: Callable[[int], list[tuple[Any, Any]]] | None = None
 
     def judge(self, out: Any, trial: Trial) -> Comparison:
         return self.criterion.check(out, trial.reference, oracle=trial.oracle)
@@ -231,6 +234,8 @@ def prepare(
                         inputs, ref = memory.to(inputs, HOST), memory.to(ref, HOST)
                     pc.unseen_sets.append(inputs)
                     pc.unseen_refs.append(ref)
+            if device.type == "cuda":
+                pc.fresh = _fresh_sets(module, ref_model, dtype, device, random.Random(rng.getrandbits(64)))
         if job.compile_baseline:  # the evaluator resolved the platform's default (off on cpu unless asked)
             report(f"compile baseline case {ci}")
             with clock.part("compile_baseline"):
@@ -238,6 +243,20 @@ def prepare(
         prepared.append(pc)
     bind_case(module, {}, defaults)
     return prepared
+
+
+def _fresh_sets(
+    module: Any, ref_model: Any, dtype: torch.dtype, device: torch.device, rng: random.Random
+) -> Callable[[int], list[tuple[Any, Any]]]:
+    def make(n: int) -> list[tuple[Any, Any]]:
+        made = []
+        with torch.no_grad():
+            for _ in range(n):
+                inputs = build_inputs(module, rng.getrandbits(62), "given", dtype, device)
+                made.append((inputs, ref_model(*inputs)))
+        return made
+
+    return make
 
 
 def _trials(

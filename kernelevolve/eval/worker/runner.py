@@ -7,7 +7,13 @@ What must be checked inside the candidate's own process is checked here, on ever
 it, threads it leaves, the output's structure, the launch monitor, and after each case its global hooks and
 precision settings. These checks are the candidate's to defeat; the verdict's own checks (values, inputs
 unchanged, timing against the judge's clock) are the judge's. Requests and replies are tuples over a pipe:
-("ok", payload), ("fail", status, reason), or ("stage", name) while an extension builds.
+("ok", payload), ("fail", status, reason), or ("stage", name) while an extension builds. The judge reads them with
+an unpickler of its own (eval/worker/replies.py): whatever the candidate writes to the pipe builds nothing else.
+
+On a GPU the inputs cross as CUDA IPC handles to the judge's memory pool and outputs come back the same way, and
+this process runs the timer itself (eval/worker/series.py: a call's device time is seen only by events in the
+process that launched it); the judge checks the reference's time against its own and bounds the candidate's by
+its clock over a block of calls on contents never shown before (eval/worker/proof.py).
 """
 
 from __future__ import annotations
@@ -22,14 +28,16 @@ from typing import Any
 
 import torch
 
-from kernelevolve.eval.worker import integrity, precision, shared, trees
+from kernelevolve.eval.worker import integrity, l2, launches, precision, shared, trees
 from kernelevolve.eval.worker.candidate import CandidateLoadError, load_candidate
 from kernelevolve.eval.worker.checking import CandidateFailure, classify
 from kernelevolve.eval.worker.launches import LaunchMonitor
 from kernelevolve.eval.worker.outputs import aliased, not_plain, spans
 from kernelevolve.eval.worker.poison import Poisoned
 from kernelevolve.eval.worker.prepare import describe, sync
+from kernelevolve.eval.worker.series import Recorder, Series, copy_of, measure
 from kernelevolve.eval.worker.threads import ThreadWatch
+from kernelevolve.eval.worker.timing import Timer, TimerConfig, capture
 from kernelevolve.platforms import extension_cache
 from kernelevolve.problem.inputs import build_model
 from kernelevolve.problem.problem import bind_case, case_defaults, exec_problem, shape_cases
@@ -41,9 +49,14 @@ LOAD_ERROR = "load_error"
 class CandidateProcess:
     """The state of the candidate's side: its module, a model per case, the input sets it was shown."""
 
-    def __init__(self, conn: Connection, builds: extension_cache.Channel | None) -> None:
+    def __init__(
+        self, conn: Connection, builds: extension_cache.Channel | None, device: torch.device | None = None
+    ) -> None:
         self.conn, self.builds = conn, builds
-        self.device = torch.device("cpu")
+        self.device = device or torch.device("cpu")
+        self.timers: dict[Any, Timer] = {}
+        self.retime: Any = None
+        self.block: Any = None
         self.models: dict[int, Any] = {}
         self.sets: dict[int, Any] = {}
         self.last: dict[int, Any] = {}
@@ -73,7 +86,13 @@ class CandidateProcess:
             except BaseException as e:  # noqa: BLE001 - SystemExit and KeyboardInterrupt from a candidate too
                 traceback.print_exc()
                 reply = ("fail", classify(e).value, f"{kind} raised {describe(e)}")
-            self.conn.send(reply)
+            try:
+                self.conn.send(reply)
+            except Exception as e:  # noqa: BLE001 - a reply that cannot be pickled: said instead
+                traceback.print_exc()
+                self.conn.send(
+                    ("fail", Status.RUNTIME_ERROR.value, f"{kind}: its reply could not be sent: {describe(e)}")
+                )
 
     # ---- requests ----
 
@@ -89,6 +108,8 @@ class CandidateProcess:
         if compiled:
             torch.compile(torch.nn.Identity(), backend="eager")(torch.ones(1))
         extension_cache.install(report=self._report_build, channel=self.builds)
+        if self.device.type == "cuda":
+            torch.cuda.device_count()  # torch caches it in a module global on first use: before the fingerprints
         self.watch = ThreadWatch()
         self.before = (integrity.fingerprint(integrity.harness_modules()), precision.state())
         self.cand = load_candidate(path)
@@ -131,7 +152,7 @@ class CandidateProcess:
             self.models[model], inputs, self.device, poison, self.path if monitor else "", self.watch
         )
         alias = "" if may_alias else aliased(out, spans(inputs, "input {i}"))  # the judge says it after the inputs
-        return self._share(out), seconds, seen, alias
+        return (None if alias else self._share(out)), seconds, seen, alias
 
     def do_timed(self, model: Any, key: int, keep: bool) -> tuple[float, int]:
         """(milliseconds of one call on the host clock, the minor page faults it took); with keep, its output is
@@ -169,7 +190,121 @@ class CandidateProcess:
         return self._share(out)
 
     def do_ping(self) -> None:
-        """An empty request: the judge's clock around it is the cost of a request itself."""
+        """An empty request: the judge's clock around it is the cost of a request itself (on a GPU, with the
+        synchronize every request that runs calls ends with)."""
+        sync(self.device)
+
+    def do_series(
+        self, model: int, ref: Any, keys: list[int], compiled: bool, copy_bytes: int, config: TimerConfig
+    ) -> Series:
+        """GPU: one case's timing pass (eval/worker/series.py) over the sets under `keys`, the reference under
+        `ref` (and its torch.compile) beside the candidate; the candidate's last output per set shared."""
+        sets = [self.sets[k] for k in keys]
+        rec = Recorder(sets)
+        cand, reference = self.models[model], self.models[ref]
+        fns: dict[str, Any] = {"eager": lambda inp: reference(*inp), "candidate": rec.wrap(lambda inp: cand(*inp))}
+        if compiled:
+            fns["compile"] = lambda inp, c=self.models[("compile", ref)]: c(*inp)
+        timer = self._timer(config)
+
+        def after_call(name: str) -> None:
+            if name == "candidate":
+                left = self.watch.python_left()
+                if left:
+                    raise CandidateFailure(Status.REJECTED, f"threads check: after a timed call, {left}")
+
+        copy = copy_of(copy_bytes, self.device) if copy_bytes else None
+        stats, rest = measure(timer, fns, sets, after_call, rec.midway, copy)
+        del copy
+        host, graphs = rest()
+
+        def retime() -> dict[str, Any]:
+            with torch.no_grad():
+                return timer.time_host(fns, sets)
+
+        self.retime = retime
+        last = {}
+        for k, out in rec.outputs().items():
+            self._plain(out, "after a timed call")
+            last[k] = self._share(out)
+        return Series(stats, host, graphs, last)
+
+    def do_retime_host(self) -> dict[str, Any]:
+        return self.retime()
+
+    def _timer(self, config: TimerConfig) -> Timer:
+        key = tuple(sorted(vars(config).items()))
+        if key not in self.timers:  # one flush buffer per process, not per case
+            self.timers = {key: Timer(self.device, config)}
+        return self.timers[key]
+
+    def do_block(self, model: int, keys: list[int]) -> str:
+        """GPU, the judge's proof block: warms the candidate up on the sets under `keys` (they hold contents it
+        has seen) and captures one CUDA graph of a call on each; 'graph', or 'plain' where capture fails (the
+        calls are then launched one by one)."""
+        cand = self.models[model]
+        sets = [self.sets[k] for k in keys]
+        with torch.no_grad():
+            eager = [trees.clone(cand(*inputs)) for inputs in sets]
+            sync(self.device)
+            try:
+                graph, outs = capture(lambda: [cand(*inputs) for inputs in sets], self.device, warm_ups=1)
+                for t in trees.tensors(outs):  # written during capture by work the graph did not take (a thread)?
+                    t.fill_(float("nan") if t.is_floating_point() else -1)
+                graph.replay()
+                sync(self.device)
+                if not all(_agree(a, b) for a, b in zip(outs, eager)):
+                    raise RuntimeError("the graph's outputs differ from the calls' own")
+                self.block = {"graph": graph, "outs": outs}
+                return "graph"
+            except Exception:  # noqa: BLE001 - capture is best effort: the calls are launched one by one instead
+                traceback.print_exc()
+                sync(self.device)
+                self.block = {"calls": [lambda inputs=inputs: cand(*inputs) for inputs in sets], "outs": []}
+                return "plain"
+
+    def do_block_run(self) -> None:
+        """The block once (the judge's clock around this request), then a synchronize."""
+        with torch.no_grad():
+            if "graph" in self.block:
+                self.block["graph"].replay()
+            else:
+                self.block["outs"] = [call() for call in self.block["calls"]]
+        sync(self.device)
+        left = self.watch.python_left()
+        if left:
+            raise CandidateFailure(Status.REJECTED, f"threads check: after the judge's block of calls, {left}")
+
+    def do_block_outputs(self) -> list[Any]:
+        """The block's outputs, in order, shared; the block goes."""
+        outs, self.block = self.block["outs"], None
+        shared_outs = []
+        for out in outs:
+            self._plain(out, "after the judge's block of calls")
+            shared_outs.append(self._share(out))
+        return shared_outs
+
+    def do_l2_persisting(self) -> int:
+        """GPU: the persisting-L2 carve-out this process's context holds (the l2-persistence check)."""
+        return l2.persisting_bytes()
+
+    def do_device_kernels(self, model: int, key: int) -> list[str] | None:
+        """GPU: the device kernels one call runs (the kernel-launch check)."""
+        fn, inputs = self.models[model], self.sets[key]
+
+        def call() -> None:
+            with torch.no_grad():
+                fn(*inputs)
+
+        return launches.device_kernels(call, self.device)
+
+    def do_profile(self, mode: str, model: int, key: int, options: dict[str, Any]) -> dict[str, Any] | None:
+        """GPU: profiling for the memory agent (best effort; never part of the verdict)."""
+        from kernelevolve.eval.worker import profiling
+
+        fn, inputs = self.models[model], self.sets[key]
+        with torch.no_grad():
+            return profiling.collect(mode, self.cand, lambda: fn(*inputs), self.device, **options)
 
     def do_last(self, keys: list[int]) -> dict[int, Any]:
         """The kept last output of each set (the timing-outputs check)."""
@@ -195,12 +330,21 @@ class CandidateProcess:
 
     def _share(self, out: Any) -> Any:
         leaves = trees.tensors(out)
-        if any(t.device.type != "cpu" for t in leaves):
+        if self.device.type == "cpu" and any(t.device.type != "cpu" for t in leaves):
             raise CandidateFailure(Status.REJECTED, "structure check: an output is not on the host (cpu target)")
-        return shared.share(out, self.folder)[1]
+        return shared.send(out, self.folder)
 
     def _report_build(self, name: str | None) -> None:
         self.conn.send(("stage", name))
+
+
+def _agree(a: Any, b: Any) -> bool:
+    """Two outputs of the same call on the same contents, leaf by leaf (room for a reduction's order)."""
+    x, y = trees.tensors(a), trees.tensors(b)
+    return len(x) == len(y) and all(
+        p.shape == q.shape and torch.allclose(p.double(), q.double(), rtol=1e-3, atol=1e-5, equal_nan=True)
+        for p, q in zip(x, y)
+    )
 
 
 def checked_call(
@@ -238,9 +382,16 @@ def plain_output(out: Any, watch: ThreadWatch, when: str) -> None:
         raise CandidateFailure(Status.REJECTED, f"structure check: {why}")
 
 
-def start(builds: extension_cache.Channel | None, close: list[int]) -> tuple[int, Connection]:
-    """Forks the candidate's process (before any job exists in this one): (its pid, the judge's end of the pipe).
-    close: descriptors the child must not keep (the result channel)."""
+def start(
+    builds: extension_cache.Channel | None,
+    close: list[int],
+    device: torch.device | None = None,
+    warm_up: Any = None,
+) -> tuple[int, Connection]:
+    """Forks the candidate's process (before any job exists in this one, and before CUDA does: a forked process
+    can make a CUDA context of its own only then): (its pid, the judge's end of the pipe). close: descriptors the
+    child must not keep (the result channel). device: a GPU the candidate runs on (default the host); warm_up:
+    called in the child first (its CUDA context, Triton's driver, the profiler), while the judge makes its own."""
     import multiprocessing
 
     judge_end, candidate_end = multiprocessing.Pipe(duplex=True)
@@ -254,7 +405,9 @@ def start(builds: extension_cache.Channel | None, close: list[int]) -> tuple[int
             os.dup2(devnull, 0)  # the job arrives on the judge's stdin, never here
             os.close(devnull)
             sys.stdin = open(os.devnull)  # noqa: SIM115 - replaces the inherited stream for good
-            CandidateProcess(candidate_end, builds).serve()
+            if warm_up is not None:
+                warm_up()
+            CandidateProcess(candidate_end, builds, device).serve()
         finally:
             os._exit(0)
     candidate_end.close()

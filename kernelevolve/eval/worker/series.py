@@ -16,7 +16,7 @@ from typing import Any
 import torch
 
 from kernelevolve.eval.worker import trees
-from kernelevolve.eval.worker.timing import Timer, TimingStats
+from kernelevolve.eval.worker.timing import Timer, TimingStats, _plain_reduce
 
 Fn = Callable[[list[Any]], Any]
 
@@ -27,6 +27,9 @@ class Series:
     host: dict[str, TimingStats | None]
     graphs: dict[str, TimingStats | None]
     last: dict[int, Any] = field(default_factory=dict)  # the timing set whose contents an output is of -> output
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return _plain_reduce(self)
 
 
 class Recorder:

@@ -99,6 +99,18 @@ def share(tree: Any, where: str, pool: Any = None) -> tuple[Any, Any]:
     return shared, spec
 
 
+def send(tree: Any, where: str) -> Any:
+    """The candidate's side: the spec of an output, host leaves in files of their own, device leaves as they are
+    (the pipe's pickler sends a CUDA IPC handle; the judge clones the tensor at once)."""
+
+    def one(t: torch.Tensor) -> Any:
+        # A device tensor goes as a copy of its own: one received from the judge (an input returned, where the
+        # reference returns one too) cannot be sent back by handle.
+        return _share_one(t, where)[1] if t.device.type == "cpu" else t.detach().clone()
+
+    return trees.map_tensors(one, tree)
+
+
 def open_spec(spec: Any) -> Any:
     """The tree a spec describes, its host tensors mapping the shared files (device tensors came as they are)."""
     return tree_map(lambda x: _open(x) if isinstance(x, Leaf) else x, spec, is_leaf=lambda x: isinstance(x, Leaf))

@@ -552,11 +552,11 @@ def test_the_judges_block_on_a_gpu_bounds_the_reported_time_and_checks_every_out
         def __init__(self, mode, per_call_ms, wrong=False):
             self.mode, self.per_call_ms, self.wrong, self.shown = mode, per_call_ms, wrong, []
 
-        def adopt(self, tree):
-            self.shown.append(tree)
-            return tree
+        def adopt_many(self, trees):
+            self.shown += trees
+            return trees
 
-        def forget(self, tree):
+        def forget_many(self, trees):
             pass
 
         def block(self, model, sets):

@@ -614,9 +614,10 @@ def _judge(
         bind_case(module, pc.case, defaults)  # a reference whose forward reads the constants runs here too
         try:
             if not host.in_process:  # the sets the candidate may see, shared with its process
-                for trial in pc.trials:
-                    trial.inputs = host.adopt(trial.inputs)
-                pc.timing_sets = [host.adopt(inputs) for inputs in pc.timing_sets]
+                shown = host.adopt_many([trial.inputs for trial in pc.trials] + pc.timing_sets)
+                for trial, inputs in zip(pc.trials, shown):
+                    trial.inputs = inputs
+                pc.timing_sets = shown[len(pc.trials) :]
             model, verdict, first_call_s = check_case(pc, ci, g, cr)
             first_calls += first_call_s
         except CandidateFailure as e:

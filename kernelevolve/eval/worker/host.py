@@ -77,10 +77,16 @@ class InProcess:
     def adopt(self, tree: Any) -> Any:
         return tree
 
+    def adopt_many(self, trees_: list[Any]) -> list[Any]:
+        return trees_
+
     def pids(self) -> list[int]:
         return []
 
     def forget(self, tree: Any) -> None:
+        pass
+
+    def forget_many(self, trees_: list[Any]) -> None:
         pass
 
     def model(self, key: int, pc: PreparedCase, dtype: torch.dtype) -> Any:
@@ -247,25 +253,33 @@ class Remote:
 
     def adopt(self, tree: Any) -> Any:
         """The tree in shared memory, known to the candidate's process; the judge uses the returned tree."""
-        mine, spec = shared.share(tree, self.folder, self.pool)
-        key = self._next
-        self._next += 1
+        return self.adopt_many([tree])[0]
+
+    def adopt_many(self, trees_: list[Any]) -> list[Any]:
+        """adopt for each tree, in one request."""
+        made = [shared.share(tree, self.folder, self.pool) for tree in trees_]
+        keys = list(range(self._next, self._next + len(made)))
+        self._next += len(made)
         try:
-            self.request("inputs", key, spec)
+            self.request("inputs", [(key, spec) for key, (_, spec) in zip(keys, made)])
         finally:
-            shared.release(spec)  # both processes hold the mappings now: a killed worker leaves no file behind
-        self.keys[id(mine)] = key
-        self.held[key] = (mine, spec)
-        return mine
+            for _, spec in made:  # both processes hold the mappings now: a killed worker leaves no file behind
+                shared.release(spec)
+        for key, (mine, spec) in zip(keys, made):
+            self.keys[id(mine)] = key
+            self.held[key] = (mine, spec)
+        return [mine for mine, _ in made]
 
     def forget(self, tree: Any) -> None:
         """A tree adopted for one check: its files and the candidate process's mapping go."""
-        key = self.keys.pop(id(tree), None)
-        if key is None:
-            return
-        _, spec = self.held.pop(key)
-        shared.release(spec)
-        self.request("forget", [key])
+        self.forget_many([tree])
+
+    def forget_many(self, trees_: list[Any]) -> None:
+        keys = [key for key in (self.keys.pop(id(tree), None) for tree in trees_) if key is not None]
+        for key in keys:
+            shared.release(self.held.pop(key)[1])
+        if keys:
+            self.request("forget", keys)
 
     def key(self, inputs: Any) -> int:
         try:

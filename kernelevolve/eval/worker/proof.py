@@ -65,7 +65,7 @@ def check_block(pc: PreparedCase, model: Any, cr: CaseResult, g: Guard) -> None:
     if not trees.same_layout([pc.timing_sets[0]] + [inputs for inputs, _ in sets]):
         return  # jagged contents: the buffers cannot take them (the rotation is skipped alike)
     g.ran("unseen_inputs", "timing_cross_check")
-    buffers = [g.host.adopt(trees.clone(pc.timing_sets[0])) for _ in sets]  # contents it has seen, to warm up on
+    buffers = g.host.adopt_many([trees.clone(pc.timing_sets[0]) for _ in sets])  # contents it has seen, to warm up on
     try:
         mode = g.host.block(model, buffers)
         with torch.no_grad():
@@ -112,8 +112,7 @@ def check_block(pc: PreparedCase, model: Any, cr: CaseResult, g: Guard) -> None:
                 f"host-clock time ({per_call:.4g} ms a call on unseen inputs), not the device time reported"
             )
     finally:
-        for buf in buffers:
-            g.host.forget(buf)
+        g.host.forget_many(buffers)
 
 
 def _fresh(pc: PreparedCase, k: int, device: torch.device) -> list[tuple[Any, Any]]:

@@ -136,8 +136,9 @@ class CandidateProcess:
         if compiled:
             self.models[("compile", key)] = torch.compile(model)
 
-    def do_inputs(self, key: int, spec: Any) -> None:
-        self.sets[key] = shared.open_spec(spec)
+    def do_inputs(self, pairs: list[tuple[int, Any]]) -> None:
+        for key, spec in pairs:
+            self.sets[key] = shared.open_spec(spec)
 
     def do_forget(self, keys: list[int]) -> None:
         for k in keys:

@@ -36,7 +36,7 @@ from kernelevolve.result import CaseResult, Status
 
 BLOCK_MS = 1.5  # a block's length by the reported median
 MIN_CALLS, MAX_CALLS = 4, 128
-MEMORY_SHARE = 0.25  # of the device's free memory, for the block's inputs, references and outputs
+MEMORY_SHARE = 0.25  # of the device's free memory, for the block's inputs (new and seen), references and outputs
 FACTOR = 1.25
 SLACK_MS = 0.02
 MAX_WORK_DRIFT = 2.0
@@ -57,7 +57,7 @@ def check_block(pc: PreparedCase, model: Any, cr: CaseResult, g: Guard) -> None:
     if not claim or not trees.same_layout(pc.timing_sets):
         return
     per_set = speed.tensor_bytes(pc.timing_sets[0], pc.timing_refs[0] if pc.timing_refs else [])
-    k = calls_for(claim, 3 * per_set, torch.cuda.mem_get_info(g.device)[0])
+    k = calls_for(claim, 4 * per_set, torch.cuda.mem_get_info(g.device)[0])
     if k < MIN_CALLS:
         g.review.append(f"{cr.shape}: unseen-inputs check skipped: no room on the device for {MIN_CALLS} input sets")
         return
@@ -92,7 +92,8 @@ def check_block(pc: PreparedCase, model: Any, cr: CaseResult, g: Guard) -> None:
         cr.t_candidate_unseen_ms = per_call
         own = claim if mode == "graph" else max(claim, cr.t_candidate_host_ms or 0.0)
         fresh = [inputs for inputs, _ in sets]
-        seen = [pc.timing_sets[i % len(pc.timing_sets)] for i in range(len(fresh))]
+        # The contents it was timed on, in as many buffers as the block's: the same footprint, other values.
+        seen = [trees.clone(pc.timing_sets[i % len(pc.timing_sets)]) for i in range(len(fresh))]
         ref_mode, ref_fresh = reference_block(pc, fresh, mode, g.device)
         ref_seen = reference_block(pc, seen, ref_mode, g.device)[1]
         drift = min(max(ref_fresh / ref_seen if ref_seen else 1.0, 1.0), MAX_WORK_DRIFT)

@@ -78,7 +78,8 @@ def test_thread_watch_sees_threads_left_running_but_not_joined_ones():
     busy.start()
     try:
         assert "spinner" in watch.python_left()
-        assert "native thread" in watch.native_busy()
+        # Sampled CPU time: on a loaded machine one sample can find the spinner waiting for a core.
+        assert any("native thread" in watch.native_busy() for _ in range(5))
     finally:
         stop.set()
         busy.join()

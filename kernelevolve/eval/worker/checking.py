@@ -59,6 +59,7 @@ class Guard:
     require_kernel: bool
     checks: list[str] = field(default_factory=list)  # the result's list: names of the checks run, in order
     review: list[str] = field(default_factory=list)  # the result's list: notes for a person to review
+    clock: Any = None  # prepare.LoadClock: the timing stage's seconds by part
 
     def ran(self, *names: str) -> None:
         self.checks.extend(n for n in names if n not in self.checks)

@@ -9,6 +9,7 @@ times baseline and candidate with the one timer, interleaved, and checks what ca
 
 from __future__ import annotations
 
+import contextlib
 import platform as pyplatform
 import random
 import sys
@@ -70,10 +71,12 @@ def time_case(
     On a GPU with the candidate in a process of its own, that process runs the timer (eval/worker/series.py) and
     the judge checks the reference's time there against its own."""
     if g.host.measures:
-        series = g.host.measure(model, pc, g.dtype, copy_floor, timer.config)
+        with _part(g, "pass"):
+            series = g.host.measure(model, pc, g.dtype, copy_floor, timer.config)
         stats, host, graphs, outputs = series.stats, series.host, series.graphs, series.last
         theirs = {name: st.median_ms for name, st in stats.items() if name in ("eager", "compile")}
-        _cross_check_reference(timer, pc, theirs, g, result, REFERENCE_FACTOR_GPU)
+        with _part(g, "cross_check"):
+            _cross_check_reference(timer, pc, theirs, g, result, REFERENCE_FACTOR_GPU)
         retime = g.host.retime_host
     else:
         rec = Recorder(pc.timing_sets)
@@ -125,6 +128,11 @@ def time_case(
         setattr(result, f"t_{name}_tail_ms", st.tail_ms if st is not None else None)
     confirm_host_tails(retime, result)
     return outputs
+
+
+def _part(g: Guard, name: str) -> Any:
+    """The timing stage's clock for one part (a no-op where the guard has none)."""
+    return g.clock.part(name) if g.clock is not None else contextlib.nullcontext()
 
 
 def _cross_check(timer: Timer, pc: PreparedCase, fns: dict[str, Any], g: Guard, result: CaseResult) -> None:
@@ -214,10 +222,11 @@ def _timed(
     try:
         outputs = time_case(timer, pc, model, cr, g, copy_floor=copy_floor)
         why = check_timing_outputs(pc, outputs, g)
-        if not why and g.host.measures:  # the judge's clock over a block of calls on unseen contents
-            proof.check_block(pc, model, cr, g)
-        elif not why:
-            check_unseen_inputs(timer, pc, model, cr, g)
+        with _part(g, "unseen_inputs"):
+            if not why and g.host.measures:  # the judge's clock over a block of calls on unseen contents
+                proof.check_block(pc, model, cr, g)
+            elif not why:
+                check_unseen_inputs(timer, pc, model, cr, g)
     except CandidateFailure as e:
         return "", e, waited
     return why, None, waited
@@ -575,7 +584,15 @@ def _judge(
     watched = {"problem": module, "timer": timer, **harness_modules()}
     before = (fingerprint(watched), precision.state())
     g = Guard(
-        device, dtype, host, protected_spans(prepared), job.candidate_path, require_kernel, result.checks, result.review
+        device,
+        dtype,
+        host,
+        protected_spans(prepared),
+        job.candidate_path,
+        require_kernel,
+        result.checks,
+        result.review,
+        LoadClock(device),
     )
     try:
         # C++/CUDA extensions: built by the harness once per C++ source, loaded where the candidate runs
@@ -682,6 +699,7 @@ def _judge(
             if tampered:
                 return _fail(result, Status.REJECTED, _tamper_reason(tampered), stages)
         stages["timing"] = time.perf_counter() - t3
+        stages.update({f"timing.{part}": seconds for part, seconds in g.clock.parts.items()})  # parts of timing
         try:
             busy = host.threads()
         except CandidateFailure as e:

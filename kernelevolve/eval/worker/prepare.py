@@ -44,9 +44,9 @@ HOST = torch.device("cpu")
 
 
 class LoadClock:
-    """Seconds of the load stage by part (inputs drawn, reference calls, the compiled baseline): the stage is
-    most of an evaluation's fixed cost, and its total alone does not say which part to cut. Each part ends with a
-    device synchronize, so asynchronous GPU work is counted in the part that launched it."""
+    """Seconds of a stage by part (load: inputs drawn, reference calls, the compiled baseline; timing: the pass,
+    the cross-checks, the unseen-inputs check): a stage's total alone does not say which part to cut. Each part
+    ends with a device synchronize, so asynchronous GPU work is counted in the part that launched it."""
 
     def __init__(self, device: torch.device) -> None:
         self.device = device

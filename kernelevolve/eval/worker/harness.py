@@ -160,7 +160,7 @@ def _cross_check_reference(
     # No warm-up spin: the case's timing pass has just kept the device busy (on a GPU, from the other process).
     config = TimerConfig(warmup_s=0.0, min_iters=CROSS_CHECK_ITERS, max_iters=CROSS_CHECK_ITERS)
     quick = Timer(timer.device, config)
-    slack = REFERENCE_SLACK_MS[timer.device.type == "cuda"]
+    slack = REFERENCE_SLACK_MS["cuda" if timer.is_cuda else "cpu"]
     own = {name: float("inf") for name in fns}
     for _ in range(2):  # a second look before it rejects: a busy host can stretch one measurement
         with torch.no_grad():
@@ -188,7 +188,7 @@ REFERENCE_FACTOR = 10.0
 # On a GPU the device is the judge's and the candidate's process's alike, one at a time: the reference times the
 # same in both but for the run-to-run spread of short kernels.
 REFERENCE_FACTOR_GPU = 1.5
-REFERENCE_SLACK_MS = {False: 0.5, True: 0.005}  # by whether the device is a GPU
+REFERENCE_SLACK_MS = {"cpu": 0.5, "cuda": 0.005}
 
 
 def confirm_host_tails(retime: Callable[[], dict[str, Any]], result: CaseResult) -> None:
@@ -726,14 +726,7 @@ def _judge(
             "own_names": launches.kernel_names(source),
         }
         with memory.resident(first, device):
-            if host.in_process:
-                from kernelevolve.eval.worker import profiling
-
-                cand, call = host.cand, lambda: models[0](*first.inputs)
-                collect = lambda: profiling.collect(job.profile, cand, call, device, **options)  # noqa: E731
-            else:
-                collect = lambda: host.profile(job.profile, models[0], first.inputs, options)  # noqa: E731
-            result = profiled(result, collect, stages)
+            result = profiled(result, lambda: host.profile(job.profile, models[0], first.inputs, options), stages)
         bind_case(module, {}, defaults)
     result.stages = stages
     return result.finalize()
@@ -772,11 +765,7 @@ def _device_kernel_check(pc: PreparedCase, model: torch.nn.Module, source: str, 
     names = launches.kernel_names(source)
     inputs = pc.trials[0].inputs
 
-    def call() -> None:
-        with torch.no_grad():
-            model(*inputs)
-
-    kernels = launches.device_kernels(call, g.device) if g.host.in_process else g.host.device_kernels(model, inputs)
+    kernels = g.host.device_kernels(model, inputs)
     if kernels is None:
         return ""  # the profiler does not work here: the launch monitor's verdict stands
     g.ran("device_kernels")

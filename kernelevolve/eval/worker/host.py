@@ -22,7 +22,7 @@ from typing import Any
 
 import torch
 
-from kernelevolve.eval.worker import l2, replies, shared, trees
+from kernelevolve.eval.worker import l2, launches, replies, shared, trees
 from kernelevolve.eval.worker.candidate import CandidateLoadError, load_candidate
 from kernelevolve.eval.worker.checking import CandidateFailure, classify
 from kernelevolve.eval.worker.prepare import PreparedCase, describe
@@ -116,6 +116,22 @@ class InProcess:
 
     def l2_persisting(self) -> int:
         return l2.persisting_bytes()
+
+    def device_kernels(self, model: Any, inputs: Any) -> list[str] | None:
+        """The device kernels one call runs (the kernel-launch check)."""
+
+        def call() -> None:
+            with torch.no_grad():
+                model(*inputs)
+
+        return launches.device_kernels(call, self.device)
+
+    def profile(self, mode: str, model: Any, inputs: Any, options: dict[str, Any]) -> Any:
+        """Profiling for the memory agent over one call (best effort; never part of the verdict)."""
+        from kernelevolve.eval.worker import profiling
+
+        with torch.no_grad():
+            return profiling.collect(mode, self.cand, lambda: model(*inputs), self.device, **options)
 
     def tampered(self) -> list[str]:
         return []  # the judge's own fingerprints cover this process

@@ -226,16 +226,16 @@ def prepare(
         if timed:
             with clock.part("reference"), torch.no_grad():
                 pc.timing_refs = [ref_model(*inputs) for inputs in timing_sets]
-            with clock.part("inputs"), torch.no_grad():
-                for _ in range(plan.unseen_sets):
-                    inputs = build_inputs(module, rng.getrandbits(62), "given", dtype, device)
-                    ref = ref_model(*inputs)
+            held_back = _fresh_sets(module, ref_model, dtype, device, rng)
+            with clock.part("inputs"):
+                for _ in range(plan.unseen_sets):  # one at a time: each may go to the host before the next is made
+                    inputs, ref = held_back(1)[0]
                     if plan.unseen_on_host:
                         inputs, ref = memory.to(inputs, HOST), memory.to(ref, HOST)
                     pc.unseen_sets.append(inputs)
                     pc.unseen_refs.append(ref)
             if device.type == "cuda":
-                pc.fresh = _fresh_sets(module, ref_model, dtype, device, random.Random(rng.getrandbits(64)))
+                pc.fresh = held_back
         if job.compile_baseline:  # the evaluator resolved the platform's default (off on cpu unless asked)
             report(f"compile baseline case {ci}")
             with clock.part("compile_baseline"):
@@ -248,6 +248,8 @@ def prepare(
 def _fresh_sets(
     module: Any, ref_model: Any, dtype: torch.dtype, device: torch.device, rng: random.Random
 ) -> Callable[[int], list[tuple[Any, Any]]]:
+    """n -> n input sets the candidate has not seen, drawn from `rng`, with their references (the case bound)."""
+
     def make(n: int) -> list[tuple[Any, Any]]:
         made = []
         with torch.no_grad():

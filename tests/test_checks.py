@@ -3,6 +3,7 @@ speed bounds, the timer's hooks, and the launch monitor."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
@@ -527,8 +528,8 @@ def test_the_judge_refuses_a_reply_beyond_its_own_types_and_files_outside_its_fo
 
 def test_the_judges_block_on_a_gpu_bounds_the_reported_time_and_checks_every_output(monkeypatch):
     """The proof block (eval/worker/proof.py) with its host scripted: K from the reported median, every output
-    compared, and the judge's clock over the block against the report (a graph replay: device time; calls launched
-    one by one: the host-clock time, and a review note)."""
+    compared, the judge's clock over the block against the report (a graph replay: device time; calls launched
+    one by one: the host-clock time, and a review note), and outputs finished after the clock stopped refused."""
     from types import SimpleNamespace
 
     from kernelevolve.eval.worker import proof
@@ -536,26 +537,30 @@ def test_the_judges_block_on_a_gpu_bounds_the_reported_time_and_checks_every_out
     from kernelevolve.eval.worker.correctness import compare
 
     assert proof.calls_for(0.005, 1000, 10**9) == proof.MAX_CALLS  # short calls: as many as allowed
-    assert proof.calls_for(0.5, 1000, 10**9) == 3  # BLOCK_MS by the report
+    assert proof.calls_for(0.4, 1000, 10**9) == 3  # BLOCK_MS by the report
     assert proof.calls_for(0.005, 10**9, 8 * 10**9) == 2  # memory bounds it (then too few: the check is skipped)
     monkeypatch.setattr(torch.cuda, "mem_get_info", lambda device=None: (8 * 2**30, 16 * 2**30))
     monkeypatch.setattr(torch.cuda, "synchronize", lambda device=None: None)
     ref_block = {"mode": "graph", "seen": 0.01, "fresh": 0.01}  # the reference's block here, ms a call
 
-    def reference_block(pc, sets, mode, device):
-        timed_on = torch.equal(sets[0][0], pc.timing_sets[0][0])  # the timing set's contents, in a copy
-        return ref_block["mode"], ref_block["seen" if timed_on else "fresh"]
+    def reference_block(pc, seen, fresh, mode, device):
+        assert torch.equal(seen[0][0], pc.timing_sets[0][0])  # the timing set's contents, in a copy
+        return ref_block["mode"], ref_block["seen"], ref_block["fresh"]
 
     monkeypatch.setattr(proof, "reference_block", reference_block)
 
     class Host:
+        """The candidate's process, scripted: its block writes ReLU into the slots it named (wrong: the last one
+        off by one; late: after the judge's read inside its clock)."""
+
         in_process, measures = False, True
 
-        def __init__(self, mode, per_call_ms, wrong=False):
-            self.mode, self.per_call_ms, self.wrong, self.shown = mode, per_call_ms, wrong, []
+        def __init__(self, mode, per_call_ms, wrong=False, late=False, slots=None):
+            self.mode, self.per_call_ms, self.wrong, self.late, self.n_slots = mode, per_call_ms, wrong, late, slots
+            self.ended, self.bracket_ms = False, 0.05  # what a block's bracket costs by itself, its request and read
+            self.block_overhead = proof.calibrate(self, torch.device("cpu"))
 
         def adopt_many(self, trees):
-            self.shown += trees
             return trees
 
         def forget_many(self, trees):
@@ -563,19 +568,28 @@ def test_the_judges_block_on_a_gpu_bounds_the_reported_time_and_checks_every_out
 
         def block(self, model, sets):
             self.sets = sets
-            return self.mode
+            self.slots = [torch.empty_like(s[0]) for s in sets][: self.n_slots]
+            return self.mode, self.slots
 
-        def ping(self):
-            return 0.05
+        def tick(self, read):
+            return self.bracket_ms, read()
 
-        def block_run(self):
-            return 0.05 + self.per_call_ms * len(self.sets)
-
-        def block_outputs(self):
-            outs = [torch.relu(s[0]) for s in self.sets]
+        def _work(self):
+            for slot, s in zip(self.slots, self.sets):
+                slot.copy_(torch.relu(s[0]))
             if self.wrong:
-                outs[-1] = outs[-1] + 1.0
-            return outs
+                self.slots[-1] += 1.0
+
+        def block_run(self, read):
+            if not self.late:
+                self._work()
+            found = [t.clone() for t in read()]
+            if self.late:
+                self._work()
+            return self.bracket_ms + self.per_call_ms * len(self.sets), found
+
+        def block_end(self):
+            self.ended = True
 
     def pc():
         x = torch.randn(64)
@@ -592,8 +606,12 @@ def test_the_judges_block_on_a_gpu_bounds_the_reported_time_and_checks_every_out
 
     def judged(host, claim=0.01, host_ms=None):
         g = SimpleNamespace(host=host, device=torch.device("cuda"), review=[], protected=[], ran=lambda *n: None)
+        g.part = lambda name: contextlib.nullcontext()
         cr = _case(t_candidate_ms=claim, t_candidate_host_ms=host_ms)
-        proof.check_block(pc(), 0, cr, g)
+        try:
+            proof.check_block(pc(), 0, cr, g)
+        finally:
+            assert host.ended  # the candidate's process lets the block go, whatever the verdict
         return cr, g
 
     cr, g = judged(Host("graph", 0.009))  # a replay no slower than the report: honest
@@ -603,6 +621,20 @@ def test_the_judges_block_on_a_gpu_bounds_the_reported_time_and_checks_every_out
         judged(Host("graph", 0.15), claim=0.05)  # three times the report: shrunk, or a cache's misses
     with pytest.raises(CandidateFailure, match="output on inputs it had not seen is wrong"):
         judged(Host("graph", 0.009, wrong=True))
+    # Replying at once and writing the outputs afterwards (a later request, a thread, work still queued): the
+    # judge's read inside its clock saw them unwritten.
+    with pytest.raises(CandidateFailure, match="changed after its clock stopped"):
+        judged(Host("graph", 0.0, late=True), claim=0.001)
+    # The bracket's own cost is what it was before the candidate loaded: a process that stretches it later (its
+    # replies slower) gains nothing from it.
+    stretched = Host("graph", 0.15)
+    stretched.bracket_ms = 3.0
+    with pytest.raises(CandidateFailure, match="or the reported times are not the calls'"):
+        judged(stretched, claim=0.05)
+    assert proof.Overhead(0.1, 0.4, 4).ms(1) == pytest.approx(0.1)
+    assert proof.Overhead(0.1, 0.4, 4).ms(7) == pytest.approx(0.7)  # linear in the outputs read, past the range too
+    with pytest.raises(CandidateFailure, match="outputs for a block of"):
+        judged(Host("graph", 0.009, slots=3))
     # Work that depends on the values: the reference's block on the new contents is slower alike, and the bound
     # follows it (at most MAX_WORK_DRIFT); the same calls with the reference unmoved are a cache's misses.
     ref_block.update(fresh=0.018)
@@ -615,3 +647,20 @@ def test_the_judges_block_on_a_gpu_bounds_the_reported_time_and_checks_every_out
     assert "not the device time reported" in g.review[0]
     with pytest.raises(CandidateFailure, match="host-clock time"):
         judged(Host("plain", 1.0), claim=0.004, host_ms=0.44)
+
+
+def test_the_samplers_places_and_a_spoiled_output():
+    """NaN in floating outputs and random integers elsewhere, so an unwritten output reads as such; the sampler
+    reads SAMPLES places of each output (all of a smaller one) and compares bits, NaN included."""
+    from kernelevolve.eval.worker import proof
+
+    outs = [torch.zeros(5000), torch.zeros(10, dtype=torch.int64), torch.zeros(0)]
+    proof.spoil(outs)
+    assert torch.isnan(outs[0]).all() and outs[1].ne(0).any()
+    sampler = proof.Sampler(outs, torch.device("cpu"))
+    assert [len(p) for p in sampler.places] == [proof.SAMPLES, 10]
+    taken = [t.clone() for t in sampler.read()]
+    assert sampler.agrees(taken, [o.clone() for o in outs])  # NaN equals itself bit for bit
+    later = [o.clone() for o in outs]
+    later[1][sampler.places[1][0]] += 1
+    assert not sampler.agrees(taken, later)

@@ -148,3 +148,15 @@ def test_content_cache_gains_nothing_on_cuda(cuda_evaluator):
     else:
         assert result.status is Status.OK, (result.reason, result.log_tail)
         assert result.speedup is not None and result.speedup < 1.25, result.speedup
+
+
+def test_a_block_whose_work_is_done_after_the_judges_clock_stops_is_caught(cuda_evaluator):
+    """A candidate process that divides every time it reports by a hundred and replies to the judge's block at
+    once, its work done afterwards (queued on the device, or in the request that fetched the outputs when there
+    was one): the judge reads the outputs inside its clock (with the split off it is the slow ReLU it is)."""
+    result = _evaluate(cuda_evaluator, RELU, HERE / "gpu_exploits" / "defers_the_block.py", False)
+    if SPLIT:
+        assert result.status is Status.REJECTED, (result.reason, result.speedup)
+        assert "unseen-inputs check" in result.reason, result.reason
+    else:
+        assert result.status is Status.OK and result.speedup < 1.0, (result.reason, result.speedup)

@@ -9,6 +9,7 @@ launch monitor when the kernel policy is on. Threads are checked after every cal
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -63,6 +64,10 @@ class Guard:
 
     def ran(self, *names: str) -> None:
         self.checks.extend(n for n in names if n not in self.checks)
+
+    def part(self, name: str) -> Any:
+        """The timing stage's clock for one part (a no-op where the guard has none)."""
+        return self.clock.part(name) if self.clock is not None else contextlib.nullcontext()
 
 
 def protected_spans(cases: list[PreparedCase]) -> list[Span]:

@@ -9,7 +9,6 @@ times baseline and candidate with the one timer, interleaved, and checks what ca
 
 from __future__ import annotations
 
-import contextlib
 import platform as pyplatform
 import random
 import sys
@@ -71,11 +70,13 @@ def time_case(
     On a GPU with the candidate in a process of its own, that process runs the timer (eval/worker/series.py) and
     the judge checks the reference's time there against its own."""
     if g.host.measures:
-        with _part(g, "pass"):
-            series = g.host.measure(model, pc, g.dtype, copy_floor, timer.config)
+        with g.part("pass"):
+            with g.part("pass.reference"):
+                g.host.baselines(model, pc, g.dtype)
+            series = g.host.measure(model, pc, copy_floor, timer.config)
         stats, host, graphs, outputs = series.stats, series.host, series.graphs, series.last
         theirs = {name: st.median_ms for name, st in stats.items() if name in ("eager", "compile")}
-        with _part(g, "cross_check"):
+        with g.part("cross_check"):
             _cross_check_reference(timer, pc, theirs, g, result, REFERENCE_FACTOR_GPU)
         retime = g.host.retime_host
     else:
@@ -128,11 +129,6 @@ def time_case(
         setattr(result, f"t_{name}_tail_ms", st.tail_ms if st is not None else None)
     confirm_host_tails(retime, result)
     return outputs
-
-
-def _part(g: Guard, name: str) -> Any:
-    """The timing stage's clock for one part (a no-op where the guard has none)."""
-    return g.clock.part(name) if g.clock is not None else contextlib.nullcontext()
 
 
 def _cross_check(timer: Timer, pc: PreparedCase, fns: dict[str, Any], g: Guard, result: CaseResult) -> None:
@@ -222,7 +218,7 @@ def _timed(
     try:
         outputs = time_case(timer, pc, model, cr, g, copy_floor=copy_floor)
         why = check_timing_outputs(pc, outputs, g)
-        with _part(g, "unseen_inputs"):
+        with g.part("unseen_inputs"):
             if not why and g.host.measures:  # the judge's clock over a block of calls on unseen contents
                 proof.check_block(pc, model, cr, g)
             elif not why:
@@ -598,6 +594,8 @@ def _judge(
         # C++/CUDA extensions: built by the harness once per C++ source, loaded where the candidate runs
         # (platforms/extension_cache.py).
         compiled = any(pc.compiled is not None for pc in prepared)
+        if host.measures:  # the judge's proof block's own cost, while no candidate code runs (eval/worker/proof.py)
+            host.block_overhead = proof.calibrate(host, device)
         left = host.load(job.allow_tf32, lambda: extension_cache.install(report=report.build, channel=builds), compiled)
     except CandidateLoadError as e:
         traceback.print_exc()

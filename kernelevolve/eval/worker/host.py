@@ -217,6 +217,7 @@ class Remote:
         ] = {}  # id of a shared input tree the judge holds -> its key in the candidate's process
         self.held: dict[int, Any] = {}  # the trees themselves, so an id is never reused while its key stands
         self._next = 0
+        self.block_overhead: Any = None  # proof.Overhead, measured before the candidate loads (GPU)
 
     def request(self, kind: str, *args: Any) -> Any:
         try:
@@ -360,10 +361,9 @@ class Remote:
         found = self.request("last", keys)
         return {i: self._copy(found[k]) for i, k in enumerate(keys) if k in found}
 
-    def measure(self, model: int, pc: PreparedCase, dtype: torch.dtype, copy_floor: bool, config: Any) -> Series:
+    def measure(self, model: int, pc: PreparedCase, copy_floor: bool, config: Any) -> Series:
         """GPU: the case's timing pass, run by the candidate's process (eval/worker/series.py) with the reference
-        built there from the judge's parameters; the last outputs copied here."""
-        self.baselines(model, pc, dtype)
+        `baselines` built there from the judge's parameters; the last outputs copied here."""
         keys = [self.key(s) for s in pc.timing_sets]
         series = self.request(
             "series", model, ("ref", model), keys, pc.compiled is not None, pc.min_bytes if copy_floor else 0, config
@@ -379,26 +379,45 @@ class Remote:
         _figures(found)
         return found
 
-    def block(self, model: int, sets: list[Any]) -> str:
-        """The judge's proof block (eval/worker/proof.py) made ready over `sets` (adopted): 'graph' or 'plain'."""
-        mode = self.request("block", model, [self.key(s) for s in sets])
-        return mode if mode in ("graph", "plain") else "plain"
+    def block(self, model: int, sets: list[Any]) -> tuple[str, list[Any]]:
+        """The judge's proof block (eval/worker/proof.py) made ready over `sets` (adopted): ('graph' or 'plain',
+        the memory each call's output is written to, mapped here by IPC handle: the judge reads the outputs there
+        before its clock stops, with no request between)."""
+        found = self.request("block", model, [self.key(s) for s in sets])
+        if not (isinstance(found, tuple) and len(found) == 2 and isinstance(found[1], list)):
+            raise CandidateFailure(Status.REJECTED, "integrity check: the candidate's process sent no block to time")
+        mode, slots = found
+        leaves = [t for slot in slots for t in trees.tensors(slot)]
+        if any(t.device != self.device for t in leaves):
+            raise CandidateFailure(
+                Status.REJECTED, "structure check: an output of the judge's block of calls is not on the device"
+            )
+        return ("graph" if mode == "graph" else "plain"), slots
 
-    def block_run(self) -> float:
-        """ms on the judge's clock around one run of the block (it ends with a synchronize there)."""
+    def block_run(self, read: Callable[[], Any]) -> tuple[float, Any]:
+        """(ms on the judge's clock around one run of the block, which ends with a synchronize there, and `read`,
+        the judge's own read of the outputs, with a synchronize here; what `read` returned)."""
+        return self._bracket("block_run", read)
+
+    def tick(self, read: Callable[[], Any]) -> tuple[float, Any]:
+        """block_run's bracket around a request that runs one tiny kernel: what the bracket costs by itself."""
+        return self._bracket("tick", read)
+
+    def _bracket(self, kind: str, read: Callable[[], Any]) -> tuple[float, Any]:
         t0 = time.perf_counter()
-        self.request("block_run")
-        return (time.perf_counter() - t0) * 1e3
+        self.request(kind)
+        found = read()
+        torch.cuda.synchronize(self.device)
+        return (time.perf_counter() - t0) * 1e3, found
+
+    def block_end(self) -> None:
+        self.request("block_end")
 
     def ping(self) -> float:
         """ms on the judge's clock around an empty request (with its synchronize)."""
         t0 = time.perf_counter()
         self.request("ping")
         return (time.perf_counter() - t0) * 1e3
-
-    def block_outputs(self) -> list[Any]:
-        found = self.request("block_outputs")
-        return [self._copy(spec) for spec in list(found)]
 
     def l2_persisting(self) -> int:
         found = self.request("l2_persisting")

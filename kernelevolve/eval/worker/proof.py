@@ -5,10 +5,13 @@ On a GPU a call's device time is seen only by events in the process that launche
 times its own calls, and whatever runs there can rewrite what it reports. What it cannot do is finish correct work
 on contents it has never seen sooner than the work takes. So after timing, the judge copies K sets of contents
 never shown to the candidate into buffers it shares, asks for one call on each in a single request (one CUDA-graph
-replay where the calls can be captured, launched one by one where not) that ends with a synchronize, and brackets
-the request with its own clock, less an empty request's. Every one of the K outputs is then compared with the
-reference: the work was done, within the bracket. K is chosen so the block takes milliseconds by the reported
-median, far above a request's own cost and spread.
+replay where the calls can be captured, launched one by one where not), and brackets the request with its own
+clock, less an empty request's. The outputs lie in memory the candidate's process named beforehand and the judge
+maps; the judge fills it with NaN (random integers) first, and inside the bracket, after the reply, reads a random
+sample of every output (places chosen in its own memory). After the bracket it copies the outputs whole: each must
+be right, and must hold at the sampled places what was read there. So the work was done within the bracket: a
+process that replies first and computes later, or computes in a later request, is read unfinished. K is chosen so
+the block takes about a millisecond by the reported median, far above a request's own spread.
 
 A call on unseen contents may take FACTOR times the reported median (scaled by how much more work the new contents
 hold for the reference: its block on them against its block on the timing sets, both timed here), plus the slack:
@@ -17,13 +20,18 @@ replay is back-to-back device work with warm caches, which an honest call's cold
 but a block of kernels of a few microseconds measures otherwise than the timer (a graph's cost per kernel), hence
 the slack, the in-process check's own. Calls launched one by one (not capturable) also pay their host time, which
 the events around a timed call leave out, so there the bound is the host-clock median (the call and a device
-synchronize) and the result is listed for review: the device time it reports is bounded only as far as that.
+synchronize), with the launch and the least time of the copy of each output into its slot (its bytes at the
+device's measured copy bandwidth), and the result is listed for review: the device time it reports is bounded
+only as far as that.
 """
 
 from __future__ import annotations
 
 import math
+import sys
 import time
+import traceback
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -34,13 +42,15 @@ from kernelevolve.eval.worker.prepare import PreparedCase
 from kernelevolve.eval.worker.timing import capture
 from kernelevolve.result import CaseResult, Status
 
-BLOCK_MS = 1.5  # a block's length by the reported median
-MIN_CALLS, MAX_CALLS = 4, 128
+BLOCK_MS = 1.0  # a block's length by the reported median
+MIN_CALLS, MAX_CALLS = 4, 32
 MEMORY_SHARE = 0.25  # of the device's free memory, for the block's inputs (new and seen), references and outputs
 FACTOR = 1.25
 SLACK_MS = 0.02
+COPY_LAUNCH_MS = 0.01  # the host's cost of launching a copy, for calls launched one by one
 MAX_WORK_DRIFT = 2.0
-PINGS = 5
+CALIBRATION_OUTPUTS, CALIBRATION_ROUNDS = 32, 5
+SAMPLES = 1024  # elements of each output the judge reads inside its clock, at places only it knows
 
 
 def calls_for(claim_ms: float, bytes_per_call: int, free_bytes: int) -> int:
@@ -52,7 +62,7 @@ def calls_for(claim_ms: float, bytes_per_call: int, free_bytes: int) -> int:
 
 def check_block(pc: PreparedCase, model: Any, cr: CaseResult, g: Guard) -> None:
     """Raises CandidateFailure (incorrect: an output on unseen contents is wrong; rejected: the block took longer
-    than the bound)."""
+    than the bound, or its outputs changed after the judge's clock stopped)."""
     claim = cr.t_candidate_ms
     if not claim or not trees.same_layout(pc.timing_sets):
         return
@@ -61,43 +71,57 @@ def check_block(pc: PreparedCase, model: Any, cr: CaseResult, g: Guard) -> None:
     if k < MIN_CALLS:
         g.review.append(f"{cr.shape}: unseen-inputs check skipped: no room on the device for {MIN_CALLS} input sets")
         return
-    sets = _fresh(pc, k, g.device)
+    with g.part("unseen_inputs.fresh"):
+        sets = _fresh(pc, k, g.device)
     if not trees.same_layout([pc.timing_sets[0]] + [inputs for inputs, _ in sets]):
         return  # jagged contents: the buffers cannot take them (the rotation is skipped alike)
     g.ran("unseen_inputs", "timing_cross_check")
-    buffers = g.host.adopt_many([trees.clone(pc.timing_sets[0]) for _ in sets])  # contents it has seen, to warm up on
+    with g.part("unseen_inputs.handover"):  # contents it has seen, to warm up on
+        buffers = g.host.adopt_many([trees.clone(pc.timing_sets[0]) for _ in sets])
+    ready, failed = False, True
     try:
-        mode = g.host.block(model, buffers)
-        with torch.no_grad():
-            for buf, (inputs, _) in zip(buffers, sets):
-                trees.copy_(buf, inputs)
-        torch.cuda.synchronize(g.device)
-        empty = min(g.host.ping() for _ in range(PINGS))
-        wall = g.host.block_run()
-        outs = g.host.block_outputs()
-        if len(outs) != len(sets):
-            raise CandidateFailure(
-                Status.REJECTED, f"unseen-inputs check: {len(outs)} outputs came back from {len(sets)} calls"
-            )
-        for i, (out, (_, ref)) in enumerate(zip(outs, sets)):
-            check_output(out, [], pc, g)
-            cmp = explain(pc.judge_set(out, ref), out, f"unseen input set {i}")
-            if not cmp.ok:
+        with g.part("unseen_inputs.setup"):
+            mode, slots = g.host.block(model, buffers)
+            ready = True
+            _check_slots(slots, sets, pc, g)
+            sampler = Sampler(slots, g.device)
+        with g.part("unseen_inputs.run"):
+            with torch.no_grad():
+                for slot in slots:  # what a call leaves unwritten reads as such
+                    spoil(slot)
+                for buf, (inputs, _) in zip(buffers, sets):
+                    trees.copy_(buf, inputs)
+            torch.cuda.synchronize(g.device)
+            wall, taken = g.host.block_run(sampler.read)
+        with g.part("unseen_inputs.outputs"):
+            outs = [trees.clone(slot) for slot in slots]
+            if not sampler.agrees(taken, outs):
                 raise CandidateFailure(
-                    Status.INCORRECT,
-                    f"unseen-inputs check: the output on inputs it had not seen is wrong ({cmp.reason})",
+                    Status.REJECTED,
+                    "unseen-inputs check: the outputs of the judge's block of calls changed after its clock "
+                    "stopped: the work was not done within the calls",
                 )
-        del outs
+            _check_outputs(outs, sets, pc, g)
+        empty = g.host.block_overhead.ms(len(sampler.leaves)) if g.host.block_overhead is not None else 0.0
+        print(
+            f"[kernelevolve worker] unseen-inputs block: {len(sets)} calls ({mode}): {wall:.4g} ms by the judge's "
+            f"clock, less {empty:.4g} ms for the request and the read of {len(sampler.leaves)} outputs; reported "
+            f"{claim:.4g} ms a call",
+            file=sys.stderr,
+            flush=True,
+        )
         per_call = max(wall - empty, 0.0) / len(sets)
         cr.t_candidate_unseen_ms = per_call
         own = claim if mode == "graph" else max(claim, cr.t_candidate_host_ms or 0.0)
-        fresh = [inputs for inputs, _ in sets]
-        # The contents it was timed on, in as many buffers as the block's: the same footprint, other values.
-        seen = [trees.clone(pc.timing_sets[i % len(pc.timing_sets)]) for i in range(len(fresh))]
-        ref_mode, ref_fresh = reference_block(pc, fresh, mode, g.device)
-        ref_seen = reference_block(pc, seen, ref_mode, g.device)[1]
+        # Calls launched one by one copy each output into its slot: that copy's launch, and its least time on the
+        # device (its bytes at the device's measured copy bandwidth).
+        copy_ms = 0.0 if mode == "graph" else COPY_LAUNCH_MS + _copy_floor_ms(outs, g.device)
+        with g.part("unseen_inputs.reference"):
+            # The contents it was timed on, in as many buffers as the block's: the same footprint, other values.
+            seen = [trees.clone(pc.timing_sets[i % len(pc.timing_sets)]) for i in range(len(sets))]
+            _, ref_seen, ref_fresh = reference_block(pc, seen, [inputs for inputs, _ in sets], mode, g.device)
         drift = min(max(ref_fresh / ref_seen if ref_seen else 1.0, 1.0), MAX_WORK_DRIFT)
-        bound = FACTOR * own * drift + SLACK_MS
+        bound = FACTOR * own * drift + copy_ms + SLACK_MS
         if per_call > bound:
             what = "device time" if mode == "graph" else "host-clock time"
             raise CandidateFailure(
@@ -112,8 +136,128 @@ def check_block(pc: PreparedCase, model: Any, cr: CaseResult, g: Guard) -> None:
                 f"{cr.shape}: the calls could not be captured as a CUDA graph, so the judge's clock bounds their "
                 f"host-clock time ({per_call:.4g} ms a call on unseen inputs), not the device time reported"
             )
+        failed = False
     finally:
-        g.host.forget_many(buffers)
+        with g.part("unseen_inputs.release"):
+            try:
+                if ready:
+                    g.host.block_end()
+                g.host.forget_many(buffers)
+            except CandidateFailure:
+                if not failed:
+                    raise  # otherwise the verdict already raised stands
+
+
+@dataclass(frozen=True)
+class Overhead:
+    """What the block's bracket costs without the block (the request, its reply, the switch to the judge's work
+    on the device, the read of n outputs), in ms: measured with 1 and with `outputs` outputs, linear between."""
+
+    one: float
+    many: float
+    outputs: int
+
+    def ms(self, n: int) -> float:
+        slope = (self.many - self.one) / max(self.outputs - 1, 1)
+        return max(self.one + slope * (n - 1), 0.0)
+
+
+def calibrate(host: Any, device: torch.device) -> Overhead:
+    """The bracket around a request of one tiny kernel, with the judge's read of 1 and of CALIBRATION_OUTPUTS
+    outputs of its own, fastest of CALIBRATION_ROUNDS each. Measured before the candidate loads, while the other
+    process runs only the harness's code: subtracted from the block's bracket, it is nothing that process can
+    stretch."""
+    outputs = [torch.zeros(SAMPLES, device=device) for _ in range(CALIBRATION_OUTPUTS)]
+    found = []
+    for n in (1, CALIBRATION_OUTPUTS):
+        sampler = Sampler(outputs[:n], device)
+        found.append(min(host.tick(sampler.read)[0] for _ in range(CALIBRATION_ROUNDS)))
+    return Overhead(found[0], found[1], CALIBRATION_OUTPUTS)
+
+
+def _check_slots(slots: list[Any], sets: list[tuple[Any, Any]], pc: PreparedCase, g: Guard) -> None:
+    """One output per call, each shaped as the reference's."""
+    if len(slots) != len(sets):
+        raise CandidateFailure(
+            Status.REJECTED, f"unseen-inputs check: {len(slots)} outputs for a block of {len(sets)} calls"
+        )
+    for slot, (_, ref) in zip(slots, sets):
+        check_output(slot, [], pc, g)
+        if not trees.same_layout([slot, ref]):
+            raise CandidateFailure(
+                Status.REJECTED, "unseen-inputs check: an output of the block is not shaped as the reference's"
+            )
+
+
+def _check_outputs(outs: list[Any], sets: list[tuple[Any, Any]], pc: PreparedCase, g: Guard) -> None:
+    for i, (out, (_, ref)) in enumerate(zip(outs, sets)):
+        cmp = explain(pc.judge_set(out, ref), out, f"unseen input set {i}")
+        if not cmp.ok:
+            raise CandidateFailure(
+                Status.INCORRECT, f"unseen-inputs check: the output on inputs it had not seen is wrong ({cmp.reason})"
+            )
+
+
+def spoil(tree: Any) -> None:
+    """Every tensor of tree overwritten with values no call leaves by chance: NaN, or random integers."""
+    for t in trees.tensors(tree):
+        if t.is_floating_point() or t.is_complex():
+            t.fill_(float("nan"))
+        else:
+            t.random_()
+
+
+class Sampler:
+    """The judge's read of the block's outputs inside its clock: SAMPLES elements of each output at random places
+    (chosen here, in memory the candidate's process does not map), in one CUDA-graph replay where it can be
+    captured. An output finished after the clock stopped differs from it there."""
+
+    def __init__(self, slots: list[Any], device: torch.device) -> None:
+        self.leaves = [t for slot in slots for t in trees.tensors(slot) if t.numel()]
+        self.places = [torch.randint(0, t.numel(), (min(t.numel(), SAMPLES),), device=t.device) for t in self.leaves]
+        self.graph: Any = None
+        if device.type == "cuda":
+            try:
+                self.graph, self.held = capture(self._take, device, warm_ups=1)
+                self.graph.replay()  # a graph's first replay uploads it: not inside the clock
+                torch.cuda.synchronize(device)
+            except Exception:  # noqa: BLE001 - not capturable: read by launches, a few microseconds each
+                traceback.print_exc()
+                torch.cuda.synchronize(device)
+                self.graph = None
+
+    def _take(self) -> list[torch.Tensor]:
+        return [torch.take(t, i) for t, i in zip(self.leaves, self.places)]
+
+    def read(self) -> list[torch.Tensor]:
+        if self.graph is None:
+            return self._take()
+        self.graph.replay()
+        return self.held
+
+    def agrees(self, taken: list[torch.Tensor], outs: list[Any]) -> bool:
+        """Whether the outputs read after the clock hold, bit for bit, what was read inside it."""
+        later = [t for out in outs for t in trees.tensors(out) if t.numel()]
+        return len(later) == len(taken) and all(
+            torch.equal(_bits(a), _bits(torch.take(b, i))) for a, b, i in zip(taken, later, self.places)
+        )
+
+
+def _bits(t: torch.Tensor) -> torch.Tensor:
+    return t.contiguous().view(torch.uint8)
+
+
+def _copy_floor_ms(outs: list[Any], device: torch.device) -> float:
+    """The least time a device copy of one call's outputs takes: its bytes read and written at the device's
+    measured copy bandwidth (0 where it is not known)."""
+    try:
+        from kernelevolve.platforms.peaks import peaks
+
+        bandwidth = peaks(device).bandwidth_gbs
+    except Exception:  # noqa: BLE001 - unknown: no allowance
+        return 0.0
+    per_call = sum(t.numel() * t.element_size() for out in outs for t in trees.tensors(out)) / max(len(outs), 1)
+    return 2 * per_call / (bandwidth * 1e6) if bandwidth else 0.0
 
 
 def _fresh(pc: PreparedCase, k: int, device: torch.device) -> list[tuple[Any, Any]]:
@@ -127,17 +271,20 @@ def _fresh(pc: PreparedCase, k: int, device: torch.device) -> list[tuple[Any, An
     return held + (pc.fresh(k - len(held)) if pc.fresh is not None and k > len(held) else [])
 
 
-def reference_block(pc: PreparedCase, sets: list[Any], mode: str, device: torch.device) -> tuple[str, float]:
-    """The reference over `sets` as the candidate's block ran (a CUDA-graph replay, or launched one by one where
-    either cannot be captured), in this process, on this process's clock: (the mode, ms a call)."""
+def reference_block(
+    pc: PreparedCase, seen: list[Any], fresh: list[Any], mode: str, device: torch.device
+) -> tuple[str, float, float]:
+    """The reference over `seen` (buffers of the judge's own), then over the same buffers holding `fresh`'s
+    contents, as the candidate's block ran (a CUDA-graph replay, or launched one by one where either cannot be
+    captured), in this process, on this process's clock: (the mode, ms a call on each)."""
     with torch.no_grad():
-        for inputs in sets[:2]:
+        for inputs in seen[:2]:
             pc.ref_model(*inputs)
         torch.cuda.synchronize(device)
         run = None
         if mode == "graph":
             try:
-                graph, held = capture(lambda: [pc.ref_model(*inputs) for inputs in sets], device, warm_ups=1)
+                graph, held = capture(lambda: [pc.ref_model(*inputs) for inputs in seen], device, warm_ups=1)
                 run = graph.replay
             except Exception:  # noqa: BLE001 - not capturable: launched one by one, as the candidate's may be
                 torch.cuda.synchronize(device)
@@ -146,17 +293,25 @@ def reference_block(pc: PreparedCase, sets: list[Any], mode: str, device: torch.
             mode = "plain"
 
             def run() -> None:
-                for inputs in sets:
+                for inputs in seen:
                     pc.ref_model(*inputs)
 
-        best = float("inf")
-        for _ in range(3):
-            torch.cuda.synchronize(device)
-            t0 = time.perf_counter()
-            run()
-            torch.cuda.synchronize(device)
-            best = min(best, time.perf_counter() - t0)
+        on_seen = _best_ms(run, device) / len(seen)
+        for buf, inputs in zip(seen, fresh):
+            trees.copy_(buf, inputs)
+        on_fresh = _best_ms(run, device) / len(seen)
         del run
         if mode == "graph":
             del graph, held
-    return mode, best * 1e3 / len(sets)
+    return mode, on_seen, on_fresh
+
+
+def _best_ms(run: Any, device: torch.device, repeats: int = 3) -> float:
+    best = float("inf")
+    for _ in range(repeats):
+        torch.cuda.synchronize(device)
+        t0 = time.perf_counter()
+        run()
+        torch.cuda.synchronize(device)
+        best = min(best, time.perf_counter() - t0)
+    return best * 1e3

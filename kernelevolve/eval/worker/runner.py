@@ -240,10 +240,11 @@ class CandidateProcess:
             self.timers = {key: Timer(self.device, config)}
         return self.timers[key]
 
-    def do_block(self, model: int, keys: list[int]) -> str:
+    def do_block(self, model: int, keys: list[int]) -> tuple[str, list[Any]]:
         """GPU, the judge's proof block: warms the candidate up on the sets under `keys` (they hold contents it
-        has seen) and captures one CUDA graph of a call on each; 'graph', or 'plain' where capture fails (the
-        calls are then launched one by one)."""
+        has seen) and captures one CUDA graph of a call on each; ('graph', or 'plain' where capture fails and the
+        calls are then launched one by one, and the memory each call's output is written to, shared in place: the
+        judge reads it before its clock around the block stops)."""
         cand = self.models[model]
         sets = [self.sets[k] for k in keys]
         with torch.no_grad():
@@ -260,33 +261,42 @@ class CandidateProcess:
                 if not all(compare(a, b, 1e-5, 1e-3, norm=False).ok for a, b in zip(outs, eager)):
                     raise RuntimeError("the graph's outputs differ from the calls' own")
                 self.block = {"graph": graph, "outs": outs}
-                return "graph"
+                mode = "graph"
             except Exception:  # noqa: BLE001 - capture is best effort: the calls are launched one by one instead
                 traceback.print_exc()
                 sync(self.device)
-                self.block = {"calls": [lambda inputs=inputs: cand(*inputs) for inputs in sets], "outs": []}
-                return "plain"
+                calls = [lambda inputs=inputs: cand(*inputs) for inputs in sets]
+                self.block = {"calls": calls, "outs": eager}  # each call's output is copied into its slot
+                mode = "plain"
+        for out in self.block["outs"]:
+            self._plain(out, "in the judge's block of calls")
+        return mode, list(self.block["outs"])  # sent by handle, in place
 
     def do_block_run(self) -> None:
-        """The block once (the judge's clock around this request), then a synchronize."""
+        """The block once (the judge's clock around this request, and the judge's read of the outputs)."""
         with torch.no_grad():
             if "graph" in self.block:
                 self.block["graph"].replay()
             else:
-                self.block["outs"] = [call() for call in self.block["calls"]]
+                for slot, call in zip(self.block["outs"], self.block["calls"]):
+                    out = call()
+                    if isinstance(slot, torch.Tensor) and isinstance(out, torch.Tensor):
+                        slot.copy_(out)  # the common case, without flattening trees on the clock
+                    else:
+                        trees.copy_(slot, out)
         sync(self.device)
         left = self.watch.python_left()
         if left:
             raise CandidateFailure(Status.REJECTED, f"threads check: after the judge's block of calls, {left}")
 
-    def do_block_outputs(self) -> list[Any]:
-        """The block's outputs, in order, shared; the block goes."""
-        outs, self.block = self.block["outs"], None
-        shared_outs = []
-        for out in outs:
-            self._plain(out, "after the judge's block of calls")
-            shared_outs.append(self._share(out))
-        return shared_outs
+    def do_tick(self) -> None:
+        """One tiny kernel and a synchronize: the judge times its block's bracket around this (before the
+        candidate loads) to know what the bracket costs without the block."""
+        torch.ones(1, device=self.device).add_(1)
+        sync(self.device)
+
+    def do_block_end(self) -> None:
+        self.block = None
 
     def do_l2_persisting(self) -> int:
         """GPU: the persisting-L2 carve-out this process's context holds (the l2-persistence check)."""

@@ -325,3 +325,20 @@ def test_devices_that_are_not_gpu_indices_are_refused_before_any_worker_starts()
 
     with pytest.raises(ValueError, match="--devices must be comma-separated GPU indices, not '0,x'"):
         evaluators("cuda", "0,x")
+
+
+def test_a_mistyped_gpu_judge_mode_is_one_line_before_any_worker_starts(monkeypatch):
+    """KERNELEVOLVE_GPU_JUDGE takes split (the default) or in-process; anything else is said once, with the
+    choices, by `eval` (exit 2) and by a run's specification, not by every GPU worker as it starts."""
+    from kernelevolve.eval.spawn import GPU_JUDGE_ENV, gpu_judge_split
+    from kernelevolve.search.session import RunSpec, SessionError
+
+    assert gpu_judge_split({}) and gpu_judge_split({GPU_JUDGE_ENV: "split"})
+    assert not gpu_judge_split({GPU_JUDGE_ENV: "in-process"})
+    monkeypatch.setenv(GPU_JUDGE_ENV, "inprocess")
+    result = _cli("eval", PROBLEM, SEED, "--target", "cuda")
+    assert result.exit_code == 2, result.output
+    assert "KERNELEVOLVE_GPU_JUDGE='inprocess': choose one of split, in-process" in result.output
+    assert "Traceback" not in result.output
+    with pytest.raises(SessionError, match="choose one of split, in-process"):
+        RunSpec(problem=PROBLEM, target="cuda", seed=SEED).check(device=False)

@@ -26,6 +26,7 @@ from kernelevolve.cli.common import (
     usage_error,
 )
 from kernelevolve.eval.evaluator import Evaluator
+from kernelevolve.eval.spawn import gpu_judge_split
 from kernelevolve.platforms import PLATFORMS, default_target
 from kernelevolve.problem.problem import ProblemError, load_problem
 from kernelevolve.result import EvalResult
@@ -81,6 +82,11 @@ def eval_command(
         raise usage_error("--baseline compile needs the torch.compile baseline; drop --no-compile-baseline")
     if baseline is Baseline.compile and not PLATFORMS[tgt].compile_baseline and not as_json:
         err.print(f"note: on the {tgt} target torch.compile is timed only when asked; it compiles for each case")
+    if PLATFORMS[tgt].device_type != "cpu":
+        try:
+            gpu_judge_split()
+        except ValueError as e:
+            raise usage_error(str(e)) from None
     limit = int(memory_limit_gb * 2**30) if memory_limit_gb else None
     with Evaluator(tgt, timeout_s=timeout, memory_limit=limit, compile_timeout_s=compile_timeout) as ev:
         spinner = nullcontext() if as_json else err.status(f"evaluating {candidate.name} on {tgt} ...")

@@ -27,7 +27,7 @@ from pathlib import Path
 from kernelevolve.eval import acceptance, sandbox, spawn
 from kernelevolve.eval.builds import BuildService, Channel
 from kernelevolve.eval.job import EvalJob, EvalOptions
-from kernelevolve.eval.spawn import DEVICE_ENV, LIFELINE_ENV, MEMORY_LIMIT_ENV, RESULT_FD_ENV
+from kernelevolve.eval.spawn import DEVICE_ENV, LIFELINE_ENV, MEMORY_LIMIT_ENV, RESULT_FD_ENV, gpu_judge_split
 from kernelevolve.eval.worker.candidate import CandidateLoadError, read_source
 from kernelevolve.platforms import get_platform
 from kernelevolve.platforms.extension_cache import is_build_stage
@@ -241,6 +241,8 @@ class Evaluator:
         self.compile_timeout_s = compile_timeout_s
         self.device_index = device_index
         gpu = self.platform.device_type != "cpu"
+        if gpu:
+            gpu_judge_split()  # a mistyped mode is said here, not by every worker
         self.spares = (4 if gpu else 1) if prestart is True else int(prestart)
         self.memory_limit = memory_limit
         self._spares: list[WorkerProcess] = []

@@ -24,11 +24,21 @@ PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])
 # What the evaluator tells a worker through its environment (read by eval/worker/main.py).
 RESULT_FD_ENV = "KERNELEVOLVE_RESULT_FD"
 MEMORY_LIMIT_ENV = "KERNELEVOLVE_MEMORY_LIMIT_BYTES"
-# GPU targets: `split` runs the candidate in a process of its own, beside the judge (as on the cpu target always);
-# `in-process` (the default for now) runs it in the judge's process.
+# GPU targets: `split` (the default) runs the candidate in a process of its own, beside the judge, as on the cpu
+# target always; `in-process` runs it in the judge's process (README, "What the harness guarantees").
 GPU_JUDGE_ENV = "KERNELEVOLVE_GPU_JUDGE"
+GPU_JUDGE_MODES = ("split", "in-process")
 DEVICE_ENV = "KERNELEVOLVE_GPU_INDEX"  # set for GPU targets: the device to initialise before the job
 LIFELINE_ENV = "KERNELEVOLVE_LIFELINE_FD"  # a pipe the evaluator holds open: its end means the evaluator is gone
+
+
+def gpu_judge_split(env: Mapping[str, str] = os.environ) -> bool:
+    """Whether GPU workers run the candidate in a process of its own; raises ValueError for a value of
+    KERNELEVOLVE_GPU_JUDGE that is neither mode."""
+    mode = env.get(GPU_JUDGE_ENV) or "split"
+    if mode not in GPU_JUDGE_MODES:
+        raise ValueError(f"{GPU_JUDGE_ENV}={mode!r}: choose one of {', '.join(GPU_JUDGE_MODES)} (unset: split)")
+    return mode == "split"
 
 
 def child_env(extra: Mapping[str, str]) -> dict[str, str]:

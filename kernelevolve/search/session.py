@@ -20,6 +20,7 @@ from typing import Any
 from kernelevolve.agents import lessons
 from kernelevolve.agents.context import MemoryAgent, knowledge_base
 from kernelevolve.eval.job import BASELINES, CORRECTNESS, EvalOptions, Profile
+from kernelevolve.eval.spawn import gpu_judge_split
 from kernelevolve.operators.tune import TuneOperator
 from kernelevolve.platforms import PLATFORMS, device_present, get_platform
 from kernelevolve.problem.problem import Problem, ProblemError, load_problem, source_hash
@@ -67,6 +68,11 @@ class RunSpec:
                 f"target {self.target!r} needs a GPU, and this machine has none (no {self.target} driver loaded); "
                 "use --target cpu, or run on a machine with the GPU"
             )
+        if self.target != "cpu":
+            try:
+                gpu_judge_split()
+            except ValueError as e:
+                raise SessionError(str(e)) from None
         if self.strategy not in STRATEGIES:
             raise SessionError(f"unknown strategy {self.strategy!r}: choose one of {', '.join(STRATEGIES)}")
         if self.baseline not in BASELINES:

@@ -5,13 +5,12 @@ kernels are accepted with every GPU check run. Outcomes are recorded in docs/ben
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
 from kernelevolve.eval.evaluator import Evaluator
-from kernelevolve.eval.spawn import GPU_JUDGE_ENV
+from kernelevolve.eval.spawn import GPU_JUDGE_ENV, gpu_judge_split
 from kernelevolve.problem.problem import load_problem
 from kernelevolve.result import Status
 from tests.adversarial.test_adversarial import EXPLOITS, FAST_TIMING, HERE, HONEST, IN_PROCESS_EXPLOITS, RELU, SOFTMAX
@@ -24,7 +23,7 @@ GPU_EXPLOITS = [
     ("l2_persistence.py", RELU, Status.REJECTED, "l2-persistence check"),
 ]
 GPU_CHECKS = {"roofline", "host_clock", "l2_persistence"}
-SPLIT = os.environ.get(GPU_JUDGE_ENV) == "split"  # the candidate in a process of its own (eval/worker/host.py)
+SPLIT = gpu_judge_split()  # the candidate in a process of its own (eval/worker/host.py), unless asked otherwise
 # With the split, an output crosses to the judge as a copy made on the call's stream: work left on a side stream
 # is not in it, and the copy is wrong before the host clock is consulted.
 SPLIT_CATCHES = {"side_stream.py": (Status.INCORRECT, "timing-outputs check")}

@@ -454,11 +454,11 @@ def run_job(
     """builds: the pipes to the harness's build service (platforms/extension_cache.py). end_of_trusted: called once
     phase A is over, before any candidate code exists in this process; the evaluator then keeps what phase A wrote
     into the shared caches (eval/sandbox.py, share_trusted_writes) and lets it go on. runner: the candidate's own
-    process (eval/worker/runner.py: its pid and the judge's end of its pipe), forked before the job arrived; on
-    the cpu target the candidate runs there, elsewhere (or without one) in this process."""
+    process (eval/worker/runner.py: its pid and the judge's end of its pipe), forked before the job arrived: the
+    candidate runs there (without one, with KERNELEVOLVE_GPU_JUDGE=in-process, in this process)."""
     report = _Stages(report)
     cpu = get_platform(job.target).device_type == "cpu"
-    device = torch.device("cpu") if cpu else torch.device("cuda", job.device_index)
+    device = torch.device("cpu") if cpu else _device(job)  # a GPU target without one is said before anything
     if runner is not None:
         host: InProcess | Remote = Remote(
             runner[0], runner[1], job.candidate_path, job.problem_path, report.build, device
@@ -595,14 +595,16 @@ def _judge(
         # (platforms/extension_cache.py).
         compiled = any(pc.compiled is not None for pc in prepared)
         if host.measures:  # the judge's proof block's own cost, while no candidate code runs (eval/worker/proof.py)
+            t_cal = time.perf_counter()
             host.block_overhead = proof.calibrate(host, device)
+            stages["calibration"] = time.perf_counter() - t_cal  # the harness's cost, not the candidate's compile
         left = host.load(job.allow_tf32, lambda: extension_cache.install(report=report.build, channel=builds), compiled)
     except CandidateLoadError as e:
         traceback.print_exc()
         return _fail(result, Status.COMPILE_ERROR, str(e), stages)
     except CandidateFailure as e:  # the candidate's process died while it loaded
         return _fail(result, e.status, f"loading the candidate: {e.reason}", stages)
-    stages["compile"] = time.perf_counter() - t1
+    stages["compile"] = time.perf_counter() - t1 - stages.get("calibration", 0.0)
     g.ran("threads")
     if left:
         return _fail(result, Status.REJECTED, f"threads check: after loading the candidate, {left}", stages)

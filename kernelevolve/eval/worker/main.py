@@ -16,7 +16,7 @@ import time
 import traceback
 from typing import TYPE_CHECKING
 
-from kernelevolve.eval.spawn import DEVICE_ENV, GPU_JUDGE_ENV, LIFELINE_ENV, MEMORY_LIMIT_ENV, RESULT_FD_ENV
+from kernelevolve.eval.spawn import DEVICE_ENV, LIFELINE_ENV, MEMORY_LIMIT_ENV, RESULT_FD_ENV, gpu_judge_split
 from kernelevolve.eval.worker import allocator
 
 if TYPE_CHECKING:
@@ -122,7 +122,7 @@ def main() -> None:
     allocator.fix_thresholds()  # before the fork: the candidate's process inherits them
     runner = None
     device = os.environ.get(DEVICE_ENV)
-    if not device or os.environ.get(GPU_JUDGE_ENV) == "split":
+    if not device or gpu_judge_split():
         # The candidate gets a process of its own, forked now, before the job and before CUDA exist here.
         import torch  # imported once, before the fork: both processes have it
 

@@ -661,6 +661,10 @@ def test_the_samplers_places_and_a_spoiled_output():
     assert [len(p) for p in sampler.places] == [proof.SAMPLES, 10]
     taken = [t.clone() for t in sampler.read()]
     assert sampler.agrees(taken, [o.clone() for o in outs])  # NaN equals itself bit for bit
+    assert torch.equal(sampler.places[1], torch.arange(10))  # a small output is read whole
     later = [o.clone() for o in outs]
-    later[1][sampler.places[1][0]] += 1
+    later[1][3] += 1
+    assert not sampler.agrees(taken, later)
+    later = [o.clone() for o in outs]
+    later[0][int(sampler.places[0][0])] = 0.0
     assert not sampler.agrees(taken, later)

@@ -209,12 +209,17 @@ def spoil(tree: Any) -> None:
 
 class Sampler:
     """The judge's read of the block's outputs inside its clock: SAMPLES elements of each output at random places
-    (chosen here, in memory the candidate's process does not map), in one CUDA-graph replay where it can be
-    captured. An output finished after the clock stopped differs from it there."""
+    (chosen here, in memory the candidate's process does not map; all of a smaller output), in one CUDA-graph
+    replay where it can be captured. An output finished after the clock stopped differs from it there."""
 
     def __init__(self, slots: list[Any], device: torch.device) -> None:
         self.leaves = [t for slot in slots for t in trees.tensors(slot) if t.numel()]
-        self.places = [torch.randint(0, t.numel(), (min(t.numel(), SAMPLES),), device=t.device) for t in self.leaves]
+        self.places = [  # every element of an output no larger than the sample
+            torch.arange(t.numel(), device=t.device)
+            if t.numel() <= SAMPLES
+            else torch.randint(0, t.numel(), (SAMPLES,), device=t.device)
+            for t in self.leaves
+        ]
         self.graph: Any = None
         if device.type == "cuda":
             try:

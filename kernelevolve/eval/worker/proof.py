@@ -6,12 +6,14 @@ times its own calls, and whatever runs there can rewrite what it reports. What i
 on contents it has never seen sooner than the work takes. So after timing, the judge copies K sets of contents
 never shown to the candidate into buffers it shares, asks for one call on each in a single request (one CUDA-graph
 replay where the calls can be captured, launched one by one where not), and brackets the request with its own
-clock, less an empty request's. The outputs lie in memory the candidate's process named beforehand and the judge
-maps; the judge fills it with NaN (random integers) first, and inside the bracket, after the reply, reads a random
-sample of every output (places chosen in its own memory). After the bracket it copies the outputs whole: each must
-be right, and must hold at the sampled places what was read there. So the work was done within the bracket: a
-process that replies first and computes later, or computes in a later request, is read unfinished. K is chosen so
-the block takes about a millisecond by the reported median, far above a request's own spread.
+clock. The outputs lie in memory the candidate's process named beforehand and the judge maps; the judge fills it
+with NaN (random integers) first, and inside the bracket, after the reply, reads a random sample of every output
+(places chosen in its own memory). After the bracket it copies the outputs whole: each must be right, and must
+hold at the sampled places what was read there. So the work was done within the bracket: a process that replies
+first and computes later, or computes in a later request, is read unfinished. What the bracket costs by itself
+(the request, the reply, the switch to the judge's work on the device, the read) is subtracted as `calibrate`
+measured it before the candidate loaded: requests that process answers later could be stretched at will. K is
+chosen so the block takes about a millisecond by the reported median, far above a request's own spread.
 
 A call on unseen contents may take FACTOR times the reported median (scaled by how much more work the new contents
 hold for the reference: its block on them against its block on the timing sets, both timed here), plus the slack:

@@ -642,6 +642,19 @@ def test_the_judges_block_on_a_gpu_bounds_the_reported_time_and_checks_every_out
     ref_block.update(fresh=0.01)
     with pytest.raises(CandidateFailure, match="device time"):
         judged(Host("graph", 0.1), claim=0.05)
+    # Outputs whose shapes follow the values cannot be written into memory named before the calls: no block, and a
+    # review note that says the report is unbounded there (never a rejection of an honest kernel).
+    varying = pc()
+    varying.fresh = lambda n: [([y], torch.relu(y)[: 1 + i]) for i, y in enumerate(torch.randn(64) for _ in range(n))]
+    g = SimpleNamespace(host=Host("graph", 0.5), device=torch.device("cuda"), review=[], protected=[])
+    g.ran, g.part = (lambda *n: None), (lambda name: contextlib.nullcontext())
+    proof.check_block(varying, 0, _case(t_candidate_ms=0.01), g)
+    assert "shapes depend on the input values" in g.review[0] and "not by the judge's clock" in g.review[0]
+    jagged = pc()
+    jagged.timing_sets = [[torch.randn(64)], [torch.randn(65)]]
+    g.review.clear()
+    proof.check_block(jagged, 0, _case(t_candidate_ms=0.01), g)
+    assert "differ in shape (jagged)" in g.review[0]
     # Calls launched one by one pay their host time (threads started and joined in each call): bounded by it.
     cr, g = judged(Host("plain", 0.45), claim=0.004, host_ms=0.44)
     assert "not the device time reported" in g.review[0]

@@ -66,7 +66,10 @@ def check_block(pc: PreparedCase, model: Any, cr: CaseResult, g: Guard) -> None:
     """Raises CandidateFailure (incorrect: an output on unseen contents is wrong; rejected: the block took longer
     than the bound, or its outputs changed after the judge's clock stopped)."""
     claim = cr.t_candidate_ms
-    if not claim or not trees.same_layout(pc.timing_sets):
+    if not claim:
+        return
+    if not trees.same_layout(pc.timing_sets):
+        g.review.append(_UNBOUNDED.format(shape=cr.shape, why="the input sets differ in shape (jagged)"))
         return
     per_set = speed.tensor_bytes(pc.timing_sets[0], pc.timing_refs[0] if pc.timing_refs else [])
     k = calls_for(claim, 4 * per_set, torch.cuda.mem_get_info(g.device)[0])
@@ -76,7 +79,12 @@ def check_block(pc: PreparedCase, model: Any, cr: CaseResult, g: Guard) -> None:
     with g.part("unseen_inputs.fresh"):
         sets = _fresh(pc, k, g.device)
     if not trees.same_layout([pc.timing_sets[0]] + [inputs for inputs, _ in sets]):
-        return  # jagged contents: the buffers cannot take them (the rotation is skipped alike)
+        g.review.append(_UNBOUNDED.format(shape=cr.shape, why="the input sets differ in shape (jagged)"))
+        return  # the buffers cannot take them (the rotation is skipped alike)
+    if pc.timing_refs and not trees.same_layout([pc.timing_refs[0]] + [ref for _, ref in sets]):
+        why = "the outputs' shapes depend on the input values, so the calls cannot write into memory named before them"
+        g.review.append(_UNBOUNDED.format(shape=cr.shape, why=why))
+        return
     g.ran("unseen_inputs", "timing_cross_check")
     with g.part("unseen_inputs.handover"):  # contents it has seen, to warm up on
         buffers = g.host.adopt_many([trees.clone(pc.timing_sets[0]) for _ in sets])
@@ -175,6 +183,12 @@ def calibrate(host: Any, device: torch.device) -> Overhead:
         sampler = Sampler(outputs[:n], device)
         found.append(min(host.tick(sampler.read)[0] for _ in range(CALIBRATION_ROUNDS)))
     return Overhead(found[0], found[1], CALIBRATION_OUTPUTS)
+
+
+_UNBOUNDED = (
+    "{shape}: unseen-inputs check skipped: {why}; the times the candidate's process reports are bounded by the "
+    "roofline only, not by the judge's clock"
+)
 
 
 def _check_slots(slots: list[Any], sets: list[tuple[Any, Any]], pc: PreparedCase, g: Guard) -> None:

@@ -61,3 +61,36 @@ def test_a_candidate_process_killed_by_a_signal_is_a_crash_the_judge_names(tmp_p
         assert "the candidate's process was killed by SIGKILL" in result.reason
         after = ev.evaluate(load_problem(FIXTURES / "kb_relu.py"), FIXTURES / "candidates" / "relu_ok.py", trials=1)
         assert after.status is Status.OK, after.reason
+
+
+def test_the_candidate_processs_block_writes_each_call_into_the_memory_it_named():
+    """The proof block's side in the candidate's process (eval/worker/runner.py), on the host, where no CUDA graph
+    can be captured: the calls are launched one by one, each output copied into the slot named at setup, so the
+    judge's read of those slots sees the run's results; a tuple output goes leaf by leaf."""
+    from kernelevolve.eval.worker.runner import CandidateProcess
+    from kernelevolve.eval.worker.threads import ThreadWatch
+
+    class Pair(torch.nn.Module):
+        def forward(self, x):
+            return torch.relu(x), x.sum()
+
+    proc = CandidateProcess(None, None, torch.device("cpu"))  # type: ignore[arg-type]
+    proc.watch = ThreadWatch()
+    proc.models = {0: torch.nn.ReLU(), 1: Pair()}
+    proc.sets = {k: [torch.randn(8)] for k in range(3)}
+    mode, slots = proc.do_block(0, [0, 1, 2])
+    assert mode == "plain" and len(slots) == 3
+    named = [s.data_ptr() for s in slots]
+    for k in range(3):  # new contents, as the judge copies them in before its clock
+        proc.sets[k][0].copy_(torch.randn(8))
+    proc.do_block_run()
+    assert [s.data_ptr() for s in slots] == named  # written in place, where the judge reads
+    for k in range(3):
+        assert torch.equal(slots[k], torch.relu(proc.sets[k][0]))
+    proc.do_block_end()
+    assert proc.block is None
+    _, pairs = proc.do_block(1, [0, 1])
+    proc.sets[1][0].copy_(torch.ones(8))
+    proc.do_block_run()
+    assert torch.equal(pairs[1][0], torch.ones(8)) and float(pairs[1][1]) == 8.0
+    proc.do_tick()  # the calibration's request: one tiny kernel and a synchronize

@@ -342,3 +342,13 @@ def test_a_mistyped_gpu_judge_mode_is_one_line_before_any_worker_starts(monkeypa
     assert "Traceback" not in result.output
     with pytest.raises(SessionError, match="choose one of split, in-process"):
         RunSpec(problem=PROBLEM, target="cuda", seed=SEED).check(device=False)
+    # Every result on a GPU target says where the candidate ran when it is told to share the judge's process.
+    from kernelevolve.eval.evaluator import Evaluator
+
+    monkeypatch.setenv(GPU_JUDGE_ENV, "in-process")
+    with Evaluator("cuda") as ev:
+        assert ev._confinement("cuda").endswith(
+            "the candidate in the judge's process (KERNELEVOLVE_GPU_JUDGE=in-process)"
+        )
+        monkeypatch.delenv(GPU_JUDGE_ENV)
+        assert "judge's process" not in ev._confinement("cuda") and "judge's process" not in ev._confinement("cpu")

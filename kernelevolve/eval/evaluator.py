@@ -414,7 +414,7 @@ class Evaluator:
                 result = self._base(job, Status.HARNESS_LIMIT, str(event.get("message", "")))
                 break
         result.stages = {"worker_start": round(worker_start, 4), "worker_wait": round(worker_wait, 4), **result.stages}
-        result.sandbox = sandbox.describe(memory_limited=self.target == "cpu")
+        result.sandbox = self._confinement(job.target)
         result.log_tail = worker.log_tail()
         return result
 
@@ -458,8 +458,12 @@ class Evaluator:
             correct=False,
             reason=reason,
             target=job.target,
-            sandbox=sandbox.describe(memory_limited=job.target == "cpu"),
+            sandbox=self._confinement(job.target),
         ).finalize()
+
+    def _confinement(self, target: str) -> str:
+        gpu = get_platform(target).device_type != "cpu"
+        return sandbox.describe(memory_limited=not gpu, in_judge=gpu and not gpu_judge_split())
 
     def close(self) -> None:
         """Kill the spare workers and any evaluating now (an interrupted search leaves nothing running)."""

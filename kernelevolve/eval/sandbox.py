@@ -218,14 +218,17 @@ def confines_files() -> bool:
     return _prefix()[1]
 
 
-def describe(memory_limited: bool = False) -> str:
+def describe(memory_limited: bool = False, in_judge: bool = False) -> str:
     """What confines candidates on this machine, for every result: 'network, PID and /proc namespaces, ...' or
-    'none: why'; memory_limited (the cpu target's workers): how their memory limit holds."""
+    'none: why'; memory_limited (the cpu target's workers): how their memory limit holds; in_judge: a GPU target
+    told to run the candidate in the judge's process, which every result then says."""
     made = _prefix()[2]
     if confines_files() and extra_writable():
         made += f"; writable to it by {WRITABLE_ENV}: {', '.join(extra_writable())}"
     if memory_limited and confines_files():
-        return f"{made}; {cgroup.describe()}"
+        made = f"{made}; {cgroup.describe()}"
+    if in_judge:
+        made += "; the candidate in the judge's process (KERNELEVOLVE_GPU_JUDGE=in-process)"
     return made
 
 

@@ -541,11 +541,11 @@ def test_the_judges_block_on_a_gpu_bounds_the_reported_time_and_checks_every_out
     assert proof.calls_for(0.005, 10**9, 8 * 10**9) == 2  # memory bounds it (then too few: the check is skipped)
     monkeypatch.setattr(torch.cuda, "mem_get_info", lambda device=None: (8 * 2**30, 16 * 2**30))
     monkeypatch.setattr(torch.cuda, "synchronize", lambda device=None: None)
-    ref_block = {"mode": "graph", "seen": 0.01, "fresh": 0.01}  # the reference's block here, ms a call
+    ref_block = {"seen": 0.01, "fresh": 0.01}  # the reference's block here, ms a call
 
     def reference_block(pc, seen, fresh, mode, device):
         assert torch.equal(seen[0][0], pc.timing_sets[0][0])  # the timing set's contents, in a copy
-        return ref_block["mode"], ref_block["seen"], ref_block["fresh"]
+        return ref_block["seen"], ref_block["fresh"]
 
     monkeypatch.setattr(proof, "reference_block", reference_block)
 

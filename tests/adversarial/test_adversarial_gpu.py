@@ -77,25 +77,32 @@ def test_what_reaches_for_the_judge_finds_nothing_of_it_on_cuda(cuda_evaluator, 
     assert result.speedup is not None and result.speedup < 2.5, result.speedup
 
 
-def test_forged_device_times_are_caught_by_the_judges_clock(cuda_evaluator):
-    """A candidate process that divides its reported median by three: the judge's clock over a block of calls on
-    contents never shown gives it away (with the split off there is nothing to forge, and it is measured as the
-    ReLU it is)."""
-    result = _evaluate(cuda_evaluator, RELU_LARGE, HERE / "gpu_exploits" / "forges_device_times.py", False)
+# What the candidate's process can forge on a GPU, and the judge's check that catches it: (the candidate, the
+# problem, what the rejection says with the split; with it off there is nothing to forge, and the kernel is measured
+# as what it is, at most the last figure's speedup).
+#   forges_device_times: divides its reported median by three; the judge's clock over a block of calls on
+#     contents never shown gives it away.
+#   slows_reference_in_its_process: the reference timed beside it runs slower than in the judge's process.
+#   defers_the_block: divides every time it reports by a hundred and replies to the judge's block at once, its
+#     work done afterwards (queued on the device, or in the request that fetched the outputs when there was one):
+#     the judge reads the outputs inside its clock.
+FORGERIES = [
+    ("gpu_exploits/forges_device_times.py", RELU_LARGE, "or the reported times are not the calls'", 1.5),
+    ("exploits/slows_reference_in_its_process.py", RELU_LARGE, "something there slows the reference down", 1.5),
+    ("gpu_exploits/defers_the_block.py", RELU, "unseen-inputs check", 1.0),
+]
+
+
+@pytest.mark.parametrize("candidate,problem,why,honest_speedup", FORGERIES, ids=[f[0] for f in FORGERIES])
+def test_what_the_candidates_process_forges_is_caught_by_the_judges_clock(
+    cuda_evaluator, candidate, problem, why, honest_speedup
+):
+    result = _evaluate(cuda_evaluator, problem, HERE / candidate, False)
     if SPLIT:
         assert result.status is Status.REJECTED, (result.reason, [c.t_candidate_unseen_ms for c in result.cases])
-        assert "or the reported times are not the calls'" in result.reason, result.reason
+        assert why in result.reason, result.reason
     else:
-        assert result.status is Status.OK and result.speedup < 1.5, (result.reason, result.speedup)
-
-
-def test_a_reference_slowed_in_the_candidates_process_is_caught_on_cuda(cuda_evaluator):
-    result = _evaluate(cuda_evaluator, RELU_LARGE, HERE / "exploits" / "slows_reference_in_its_process.py", False)
-    if SPLIT:
-        assert result.status is Status.REJECTED, (result.reason, result.speedup)
-        assert "something there slows the reference down" in result.reason, result.reason
-    else:
-        assert result.status is Status.OK and result.speedup < 1.5, (result.reason, result.speedup)
+        assert result.status is Status.OK and result.speedup < honest_speedup, (result.reason, result.speedup)
 
 
 def test_decoy_kernel_is_listed_for_review_when_the_policy_is_off(cuda_evaluator):
@@ -147,15 +154,3 @@ def test_content_cache_gains_nothing_on_cuda(cuda_evaluator):
     else:
         assert result.status is Status.OK, (result.reason, result.log_tail)
         assert result.speedup is not None and result.speedup < 1.25, result.speedup
-
-
-def test_a_block_whose_work_is_done_after_the_judges_clock_stops_is_caught(cuda_evaluator):
-    """A candidate process that divides every time it reports by a hundred and replies to the judge's block at
-    once, its work done afterwards (queued on the device, or in the request that fetched the outputs when there
-    was one): the judge reads the outputs inside its clock (with the split off it is the slow ReLU it is)."""
-    result = _evaluate(cuda_evaluator, RELU, HERE / "gpu_exploits" / "defers_the_block.py", False)
-    if SPLIT:
-        assert result.status is Status.REJECTED, (result.reason, result.speedup)
-        assert "unseen-inputs check" in result.reason, result.reason
-    else:
-        assert result.status is Status.OK and result.speedup < 1.0, (result.reason, result.speedup)

@@ -457,8 +457,7 @@ def run_job(
     process (eval/worker/runner.py: its pid and the judge's end of its pipe), forked before the job arrived: the
     candidate runs there (without one, with KERNELEVOLVE_GPU_JUDGE=in-process, in this process)."""
     report = _Stages(report)
-    cpu = get_platform(job.target).device_type == "cpu"
-    device = torch.device("cpu") if cpu else _device(job)  # a GPU target without one is said before anything
+    device = _device(job)  # a GPU target without one is said before the candidate's process is asked anything
     if runner is not None:
         host: InProcess | Remote = Remote(
             runner[0], runner[1], job.candidate_path, job.problem_path, report.build, device
@@ -466,7 +465,7 @@ def run_job(
     else:
         host = InProcess(device, job.candidate_path)
     try:
-        return _judge(job, report, builds, end_of_trusted, host)
+        return _judge(job, report, builds, end_of_trusted, host, device)
     finally:
         host.close()
 
@@ -477,11 +476,11 @@ def _judge(
     builds: extension_cache.Channel | None,
     end_of_trusted: Callable[[], None] | None,
     host: InProcess | Remote,
+    device: torch.device,
 ) -> EvalResult:
     platform = get_platform(job.target)
     stages: dict[str, float] = {}
     t0 = time.perf_counter()
-    device = _device(job)
     others = ""
     if device.type == "cuda":
         torch.cuda.reset_peak_memory_stats(device)

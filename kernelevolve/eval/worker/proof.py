@@ -129,7 +129,7 @@ def check_block(pc: PreparedCase, model: Any, cr: CaseResult, g: Guard) -> None:
         with g.part("unseen_inputs.reference"):
             # The contents it was timed on, in as many buffers as the block's: the same footprint, other values.
             seen = [trees.clone(pc.timing_sets[i % len(pc.timing_sets)]) for i in range(len(sets))]
-            _, ref_seen, ref_fresh = reference_block(pc, seen, [inputs for inputs, _ in sets], mode, g.device)
+            ref_seen, ref_fresh = reference_block(pc, seen, [inputs for inputs, _ in sets], mode, g.device)
         drift = min(max(ref_fresh / ref_seen if ref_seen else 1.0, 1.0), MAX_WORK_DRIFT)
         bound = FACTOR * own * drift + copy_ms + SLACK_MS
         if per_call > bound:
@@ -294,26 +294,25 @@ def _fresh(pc: PreparedCase, k: int, device: torch.device) -> list[tuple[Any, An
 
 def reference_block(
     pc: PreparedCase, seen: list[Any], fresh: list[Any], mode: str, device: torch.device
-) -> tuple[str, float, float]:
+) -> tuple[float, float]:
     """The reference over `seen` (buffers of the judge's own), then over the same buffers holding `fresh`'s
     contents, as the candidate's block ran (a CUDA-graph replay, or launched one by one where either cannot be
-    captured), in this process, on this process's clock: (the mode, ms a call on each)."""
+    captured), in this process, on this process's clock: (ms a call on each)."""
     with torch.no_grad():
         for inputs in seen[:2]:
             pc.ref_model(*inputs)
         torch.cuda.synchronize(device)
-        run = None
+        captured: Any = None  # (graph, its outputs), kept while it replays
         if mode == "graph":
             try:
-                graph, held = capture(lambda: [pc.ref_model(*inputs) for inputs in seen], device, warm_ups=1)
-                run = graph.replay
+                captured = capture(lambda: [pc.ref_model(*inputs) for inputs in seen], device, warm_ups=1)
             except Exception:  # noqa: BLE001 - not capturable: launched one by one, as the candidate's may be
                 torch.cuda.synchronize(device)
-                run = None
-        if run is None:
-            mode = "plain"
 
-            def run() -> None:
+        def run() -> None:
+            if captured is not None:
+                captured[0].replay()
+            else:
                 for inputs in seen:
                     pc.ref_model(*inputs)
 
@@ -321,10 +320,7 @@ def reference_block(
         for buf, inputs in zip(seen, fresh):
             trees.copy_(buf, inputs)
         on_fresh = _best_ms(run, device) / len(seen)
-        del run
-        if mode == "graph":
-            del graph, held
-    return mode, on_seen, on_fresh
+    return on_seen, on_fresh
 
 
 def _best_ms(run: Any, device: torch.device, repeats: int = 3) -> float:

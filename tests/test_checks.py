@@ -233,7 +233,7 @@ def test_unseen_inputs_check_takes_a_second_round_of_new_inputs_before_it_reject
     def scripted(*rounds):
         calls = []
 
-        def one_round(timer, pc, model, g, indices):
+        def one_round(timer, pc, model, g, indices, own):
             calls.append(list(indices))
             return *rounds[len(calls) - 1], []
 
@@ -283,7 +283,9 @@ def test_on_a_gpu_the_unseen_inputs_check_leaves_a_content_cache_no_room(monkeyp
         )
 
     def rounds(unseen, seen, ref=()):
-        monkeypatch.setattr(harness, "_unseen_round", lambda timer, pc, model, g, indices: (unseen, seen, list(ref)))
+        monkeypatch.setattr(
+            harness, "_unseen_round", lambda timer, pc, model, g, indices, own: (unseen, seen, list(ref))
+        )
 
     g = SimpleNamespace(ran=lambda *names: None)
     gpu, cpu = SimpleNamespace(is_cuda=True), SimpleNamespace(is_cuda=False)
@@ -325,7 +327,7 @@ def test_a_second_timing_pass_checks_with_sets_the_candidate_has_not_seen(monkey
     )
     calls = []
 
-    def cache_misses(timer, pc, model, g, indices):
+    def cache_misses(timer, pc, model, g, indices, own):
         calls.append(list(indices))
         return [4.0] * len(indices), [0.03] * len(indices), []
 
@@ -489,7 +491,7 @@ def test_the_unseen_round_never_shows_the_new_contents_before_the_call_it_times(
     )
     host = types.SimpleNamespace(in_process=True, python_left=lambda: "")
     g = Guard(torch.device("cpu"), torch.float32, host, [], "", False)
-    unseen_ms, seen_ms, _ = _unseen_round(Timer(torch.device("cpu")), pc, model, g, range(1))
+    unseen_ms, seen_ms, _ = _unseen_round(Timer(torch.device("cpu")), pc, model, g, range(1), {})
     assert len(unseen_ms) == 1 and len(seen_ms) == 2
     assert seen_by_calls.index(7.0) == 1  # the second call (the timed one) is the first to see them
     assert seen_by_calls[0] == float(n_sets - 1)  # the call before it read the seen set's own contents
@@ -555,10 +557,12 @@ def test_the_judges_block_on_a_gpu_bounds_the_reported_time_and_checks_every_out
 
         in_process, measures = False, True
 
-        def __init__(self, mode, per_call_ms, wrong=False, late=False, slots=None):
+        def __init__(self, mode, per_call_ms, wrong=False, late=False, slots=None, work=None):
             self.mode, self.per_call_ms, self.wrong, self.late, self.n_slots = mode, per_call_ms, wrong, late, slots
             self.ended, self.bracket_ms = False, 0.05  # what a block's bracket costs by itself, its request and read
             self.block_overhead = proof.calibrate(self, torch.device("cpu"))
+            self.work = work or (lambda i, inputs: torch.relu(inputs[0]))
+            self.given = []  # the slots of each block where the judge gave its own
 
         def adopt_many(self, trees):
             return trees
@@ -566,8 +570,12 @@ def test_the_judges_block_on_a_gpu_bounds_the_reported_time_and_checks_every_out
         def forget_many(self, trees):
             pass
 
-        def block(self, model, sets):
+        def block(self, model, sets, slots=None):
             self.sets = sets
+            if slots is not None:  # the judge's own: launched one by one
+                self.slots = slots
+                self.given.append(slots)
+                return "plain", slots
             self.slots = [torch.empty_like(s[0]) for s in sets][: self.n_slots]
             return self.mode, self.slots
 
@@ -575,8 +583,8 @@ def test_the_judges_block_on_a_gpu_bounds_the_reported_time_and_checks_every_out
             return self.bracket_ms, read()
 
         def _work(self):
-            for slot, s in zip(self.slots, self.sets):
-                slot.copy_(torch.relu(s[0]))
+            for i, (slot, s) in enumerate(zip(self.slots, self.sets)):
+                slot.copy_(self.work(i, s))
             if self.wrong:
                 self.slots[-1] += 1.0
 
@@ -586,7 +594,8 @@ def test_the_judges_block_on_a_gpu_bounds_the_reported_time_and_checks_every_out
             found = [t.clone() for t in read()]
             if self.late:
                 self._work()
-            return self.bracket_ms + self.per_call_ms * len(self.sets), found
+            per_call = self.per_call_ms.pop(0) if isinstance(self.per_call_ms, list) else self.per_call_ms
+            return self.bracket_ms + per_call * len(self.sets), found
 
         def block_end(self):
             self.ended = True
@@ -642,19 +651,38 @@ def test_the_judges_block_on_a_gpu_bounds_the_reported_time_and_checks_every_out
     ref_block.update(fresh=0.01)
     with pytest.raises(CandidateFailure, match="device time"):
         judged(Host("graph", 0.1), claim=0.05)
-    # Outputs whose shapes follow the values cannot be written into memory named before the calls: no block, and a
-    # review note that says the report is unbounded there (never a rejection of an honest kernel).
+    # Outputs whose shapes follow the values, and jagged input sets: no memory can be named before the calls, and
+    # no call can warm up on the block's buffers. The judge gives outputs of its own, shaped as each reference, and
+    # buffers shaped as each new set; the calls are launched one by one, bounded by the host-clock time, and listed
+    # for review. A first block slower than the bound (a kernel compiled for a shape class first seen there) is
+    # followed by a second on sets never shown; only that one's verdict stands, so a cache misses twice.
     varying = pc()
     varying.fresh = lambda n: [([y], torch.relu(y)[: 1 + i]) for i, y in enumerate(torch.randn(64) for _ in range(n))]
-    g = SimpleNamespace(host=Host("graph", 0.5), device=torch.device("cuda"), review=[], protected=[])
-    g.ran, g.part = (lambda *n: None), (lambda name: contextlib.nullcontext())
-    proof.check_block(varying, 0, _case(t_candidate_ms=0.01), g)
-    assert "shapes depend on the input values" in g.review[0] and "not by the judge's clock" in g.review[0]
     jagged = pc()
     jagged.timing_sets = [[torch.randn(64)], [torch.randn(65)]]
-    g.review.clear()
-    proof.check_block(jagged, 0, _case(t_candidate_ms=0.01), g)
-    assert "differ in shape (jagged)" in g.review[0]
+    jagged.fresh = lambda n: [([y], torch.relu(y)) for y in (torch.randn(60 + i) for i in range(n))]
+
+    def on(case, host):
+        g = SimpleNamespace(host=host, device=torch.device("cuda"), review=[], protected=[])
+        g.ran, g.part = (lambda *n: None), (lambda name: contextlib.nullcontext())
+        cr = _case(t_candidate_ms=0.01)
+        proof.check_block(case, 0, cr, g)
+        return cr, g
+
+    for case, work in ((varying, lambda i, s: torch.relu(s[0])[: 1 + i]), (jagged, None)):
+        for per_call, verdict in (([0.009], None), ([0.5, 0.009], None), ([0.5, 0.5], "host-clock time")):
+            host = Host("graph", list(per_call), work=work)
+            if verdict:
+                with pytest.raises(CandidateFailure, match=verdict):
+                    on(case, host)
+            else:
+                cr, g = on(case, host)
+                assert cr.t_candidate_unseen_ms == pytest.approx(0.009) and "launched one by one" in g.review[0]
+            assert host.ended and len(host.given) == len(per_call)
+            refs = [(work or host.work)(i, s) for i, s in enumerate(host.sets)]
+            assert [t.shape for t in host.given[-1]] == [t.shape for t in refs]  # each shaped as its reference
+    with pytest.raises(CandidateFailure, match="output on inputs it had not seen is wrong"):
+        on(jagged, Host("graph", 0.009, wrong=True))
     # Calls launched one by one pay their host time (threads started and joined in each call): bounded by it.
     cr, g = judged(Host("plain", 0.45), claim=0.004, host_ms=0.44)
     assert "not the device time reported" in g.review[0]

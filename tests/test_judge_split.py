@@ -3,6 +3,7 @@ candidate's process dies."""
 
 from __future__ import annotations
 
+import pytest
 import torch
 
 from kernelevolve.eval.evaluator import Evaluator
@@ -94,3 +95,39 @@ def test_the_candidate_processs_block_writes_each_call_into_the_memory_it_named(
     proc.do_block_run()
     assert torch.equal(pairs[1][0], torch.ones(8)) and float(pairs[1][1]) == 8.0
     proc.do_tick()  # the calibration's request: one tiny kernel and a synchronize
+
+
+def test_the_candidate_processs_block_writes_jagged_sets_into_the_judges_own_outputs():
+    """Jagged sets (or outputs shaped by the values): the judge names the outputs' memory, shaped as each
+    reference; setup calls nothing (the sets hold no contents yet); the run writes each output there, and an
+    output shaped otherwise is incorrect, not broadcast into the slot."""
+    from kernelevolve.eval.worker.checking import CandidateFailure
+    from kernelevolve.eval.worker.runner import CandidateProcess
+    from kernelevolve.eval.worker.threads import ThreadWatch
+
+    calls = []
+
+    class Counted(torch.nn.Module):
+        def forward(self, x):
+            calls.append(x.numel())
+            return torch.relu(x)
+
+    proc = CandidateProcess(None, None, torch.device("cpu"))  # type: ignore[arg-type]
+    proc.watch = ThreadWatch()
+
+    class FirstOnly(torch.nn.Module):
+        def forward(self, x):
+            return torch.relu(x[:1])
+
+    proc.models = {0: Counted(), 1: FirstOnly()}
+    proc.sets = {0: [torch.zeros(5)], 1: [torch.zeros(7)], 10: torch.empty(5), 11: torch.empty(7)}
+    assert proc.do_block(0, [0, 1], [10, 11]) == ("plain", []) and not calls
+    proc.sets[0][0].copy_(torch.randn(5))
+    proc.sets[1][0].copy_(torch.randn(7))
+    proc.do_block_run()
+    assert calls == [5, 7]
+    for k in (0, 1):
+        assert torch.equal(proc.sets[10 + k], torch.relu(proc.sets[k][0]))
+    proc.do_block(1, [0, 1], [10, 11])  # one element, which copy_ would broadcast over the whole slot
+    with pytest.raises(CandidateFailure, match="not shaped as the reference's"):
+        proc.do_block_run()

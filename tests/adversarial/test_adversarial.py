@@ -20,6 +20,7 @@ BUCKETIZE = FIXTURES / "bucketize_loop.py"
 SOFTMAX = HERE / "problems" / "softmax_small.py"
 RELU_MEDIUM = HERE / "problems" / "relu_medium.py"
 TINY = HERE / "problems" / "tiny_outputs.py"
+JAGGED = HERE / "problems" / "jagged_sum_small.py"
 FAST_TIMING = {"budget_s": 0.05, "max_iters": 20}  # the timed checks need iterations, not precise times
 
 INCORRECT, REJECTED = Status.INCORRECT, Status.REJECTED
@@ -38,6 +39,8 @@ EXPLOITS = [
     ("mutates_input.py", RELU, None, INCORRECT, "inputs check: input 0 was modified"),
     ("zeros_tiny.py", TINY, None, INCORRECT, "elements beyond the error budget"),
     ("cache_by_pointer.py", RELU, None, INCORRECT, "timing-outputs check"),
+    # Input sets of differing shapes are not rotated: the sets never timed are what a cache misses on.
+    ("caches_jagged_by_pointer.py", JAGGED, None, REJECTED, "unseen-inputs check"),
     ("stale_result.py", RELU, None, INCORRECT, "correctness check: normal inputs"),
     ("nondeterministic.py", RELU, None, INCORRECT, "determinism check"),
     ("background_thread.py", RELU, None, REJECTED, "threads check: after forward returned"),
@@ -73,6 +76,7 @@ HONEST = [
     ("softmax_manual.py", SOFTMAX, False),
     ("scale_shift_addcmul.py", SCALE_SHIFT, False),
     ("bucketize_count.py", BUCKETIZE, False),
+    ("jagged_sum_segment_reduce.py", JAGGED, False),
 ]
 
 

@@ -262,24 +262,31 @@ def check_unseen_inputs(timer: Timer, pc: PreparedCase, model: torch.nn.Module, 
     second failure rejects: on a busy CPU one call in several can stall for a scheduler slice, many times an
     honest kernel's time (docs/benchmarks/harness.md, "A false rejection on a busy CPU"), while a cache keyed by
     content misses on every new set. Each set is shown once: a second timing pass takes fresh ones. Skipped where
-    the sets differ in layout (jagged inputs), as the rotation is. Raises CandidateFailure."""
+    the sets differ in layout (jagged inputs, which the rotation skips, so a result cached per buffer is caught
+    here only), each held-back set goes into buffers of its own, shaped as it and shared before its contents are
+    copied in. Raises CandidateFailure."""
     timed_ms = cr.t_candidate_ms
     kind = "cuda" if timer.is_cuda else "cpu"
     factor, slack = UNSEEN_FACTOR[kind], UNSEEN_SLACK_MS[kind]
     fresh = len(pc.unseen_sets) - pc.unseen_used
-    if not fresh or not timed_ms or not trees.same_layout(pc.timing_sets + pc.unseen_sets):
+    if not fresh or not timed_ms:
         return
     g.ran("unseen_inputs")
     n = pc.unseen_used + min(fresh, UNSEEN_SETS)
     starts = range(pc.unseen_used, n, UNSEEN_PER_ROUND)
-    for start in starts:
-        indices = range(start, min(start + UNSEEN_PER_ROUND, n))
-        pc.unseen_used = indices.stop  # shown to the candidate now: a second timing pass takes the next ones
-        unseen_ms, seen_ms, ref_ms = _unseen_round(timer, pc, model, g, indices)
-        cr.t_candidate_unseen_ms = min(unseen_ms)
-        bound = factor * max(timed_ms, min(seen_ms)) * _work_drift(ref_ms, cr.t_eager_ms) + slack
-        if min(unseen_ms) <= bound:
-            return
+    own = {} if trees.same_layout(pc.timing_sets + pc.unseen_sets) else _own_buffers(pc, g, range(pc.unseen_used, n))
+    try:
+        for start in starts:
+            indices = range(start, min(start + UNSEEN_PER_ROUND, n))
+            pc.unseen_used = indices.stop  # shown to the candidate now: a second timing pass takes the next ones
+            unseen_ms, seen_ms, ref_ms = _unseen_round(timer, pc, model, g, indices, own)
+            cr.t_candidate_unseen_ms = min(unseen_ms)
+            bound = factor * max(timed_ms, min(seen_ms)) * _work_drift(ref_ms, cr.t_eager_ms) + slack
+            if min(unseen_ms) <= bound:
+                return
+    finally:
+        if own:
+            g.host.forget_many(list(own.values()))
     raise CandidateFailure(
         Status.REJECTED,
         f"unseen-inputs check: calls on inputs it had not seen took {min(unseen_ms):.4g} ms, against "
@@ -301,18 +308,27 @@ def _work_drift(ref_ms: list[float], eager_ms: float | None) -> float:
     return min(max(min(ref_ms) / eager_ms, 1.0), MAX_WORK_DRIFT)
 
 
+def _own_buffers(pc: PreparedCase, g: Guard, indices: range) -> dict[int, Any]:
+    """Jagged sets: buffers shaped as each held-back set, zero-filled and handed to the candidate before any of
+    their contents are copied in (on the timing sets' device, in one request)."""
+    device = trees.tensors(pc.timing_sets[0])[0].device if trees.tensors(pc.timing_sets[0]) else g.device
+    zeros = [trees.map_tensors(lambda t: torch.zeros_like(t, device=device), pc.unseen_sets[k]) for k in indices]
+    return dict(zip(indices, g.host.adopt_many(zeros)))
+
+
 def _unseen_round(
-    timer: Timer, pc: PreparedCase, model: torch.nn.Module, g: Guard, indices: range
+    timer: Timer, pc: PreparedCase, model: torch.nn.Module, g: Guard, indices: range, own: dict[int, Any]
 ) -> tuple[list[float], list[float], list[float]]:
     """One round of the unseen-inputs check: (ms of the call on each held-back set, ms of each call on seen
-    inputs made just before and after them, on GPUs ms of the reference on each held-back set)."""
+    inputs made just before and after them, on GPUs ms of the reference on each held-back set). own: the
+    held-back sets' buffers of their own (jagged sets), else they go into the first timing set's."""
     buffers, seen = pc.timing_sets[0], pc.timing_sets[-1]
     # The new contents go in first where the seen set is another, so the call on them follows a call of the
     # candidate's as every timed call does (on a GPU a kernel's first call after other work on its inputs, the
     # copy, runs slower: benchmarks/h2d_first_touch.py). With one timing set that call would see them first, so
     # they go in after it, and each call on seen inputs follows a rewrite of their contents from a copy kept
     # where the new ones wait: every call of the round then comes after a copy, like for like.
-    early = seen is not buffers
+    early = bool(own) or seen is not buffers
     kept_seen = None if early else trees.map_tensors(lambda x: x.to(_waiting_device(pc), copy=True), seen)
 
     def on_seen() -> float:
@@ -324,6 +340,7 @@ def _unseen_round(
 
     unseen_ms, seen_ms, ref_ms = [], [], []
     for k in indices:
+        buffers = own.get(k, buffers)
         with torch.no_grad():
             if early:
                 trees.copy_(buffers, pc.unseen_sets[k])

@@ -379,10 +379,14 @@ class Remote:
         _figures(found)
         return found
 
-    def block(self, model: int, sets: list[Any]) -> tuple[str, list[Any]]:
+    def block(self, model: int, sets: list[Any], slots: list[Any] | None = None) -> tuple[str, list[Any]]:
         """The judge's proof block (eval/worker/proof.py) made ready over `sets` (adopted): ('graph' or 'plain',
         the memory each call's output is written to, mapped here by IPC handle: the judge reads the outputs there
-        before its clock stops, with no request between)."""
+        before its clock stops, with no request between). slots: the judge's own memory for the outputs (adopted),
+        which calls launched one by one then write."""
+        if slots is not None:
+            self.request("block", model, [self.key(s) for s in sets], [self.key(s) for s in slots])
+            return "plain", slots
         found = self.request("block", model, [self.key(s) for s in sets])
         if not (isinstance(found, tuple) and len(found) == 2 and isinstance(found[1], list)):
             raise CandidateFailure(Status.REJECTED, "integrity check: the candidate's process sent no block to time")

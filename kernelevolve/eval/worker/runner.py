@@ -45,6 +45,7 @@ from kernelevolve.problem.problem import bind_case, case_defaults, exec_problem,
 from kernelevolve.result import Status
 
 LOAD_ERROR = "load_error"
+_NOT_SHAPED = "unseen-inputs check: an output of the judge's block of calls is not shaped as the reference's"
 
 
 class CandidateProcess:
@@ -138,8 +139,14 @@ class CandidateProcess:
             self.models[("compile", key)] = torch.compile(model)
 
     def do_inputs(self, pairs: list[tuple[int, Any]]) -> None:
+        """Input sets shared by the judge; the pages of host ones are mapped here at once, so no call pays for
+        their first touch (a held-back set's buffers are shared before their contents are copied in)."""
         for key, spec in pairs:
             self.sets[key] = shared.open_spec(spec)
+            for t in trees.tensors(self.sets[key]):
+                if t.device.type == "cpu" and t.numel():
+                    pages = torch.empty(0, dtype=torch.uint8).set_(t.untyped_storage())
+                    int(pages[:: resource.getpagesize()].sum())
 
     def do_forget(self, keys: list[int]) -> None:
         for k in keys:
@@ -240,13 +247,19 @@ class CandidateProcess:
             self.timers = {key: Timer(self.device, config)}
         return self.timers[key]
 
-    def do_block(self, model: int, keys: list[int]) -> tuple[str, list[Any]]:
+    def do_block(self, model: int, keys: list[int], slot_keys: list[int] | None = None) -> tuple[str, list[Any]]:
         """GPU, the judge's proof block: warms the candidate up on the sets under `keys` (they hold contents it
         has seen) and captures one CUDA graph of a call on each; ('graph', or 'plain' where capture fails and the
         calls are then launched one by one, and the memory each call's output is written to, shared in place: the
-        judge reads it before its clock around the block stops)."""
+        judge reads it before its clock around the block stops). slot_keys: the judge's own memory for the
+        outputs (jagged sets, outputs shaped by the values), where the sets hold nothing yet: no call before the
+        block, which launches its calls one by one."""
         cand = self.models[model]
         sets = [self.sets[k] for k in keys]
+        if slot_keys is not None:
+            calls = [lambda inputs=inputs: cand(*inputs) for inputs in sets]
+            self.block = {"calls": calls, "outs": [self.sets[k] for k in slot_keys]}
+            return "plain", []
         with torch.no_grad():
             eager = [trees.clone(cand(*inputs)) for inputs in sets]
             sync(self.device)
@@ -281,9 +294,13 @@ class CandidateProcess:
                 for slot, call in zip(self.block["outs"], self.block["calls"]):
                     out = call()
                     if isinstance(slot, torch.Tensor) and isinstance(out, torch.Tensor):
+                        if out.shape != slot.shape or out.dtype != slot.dtype:
+                            raise CandidateFailure(Status.INCORRECT, _NOT_SHAPED)
                         slot.copy_(out)  # the common case, without flattening trees on the clock
-                    else:
+                    elif trees.same_layout([slot, out]):
                         trees.copy_(slot, out)
+                    else:
+                        raise CandidateFailure(Status.INCORRECT, _NOT_SHAPED)
         sync(self.device)
         left = self.watch.python_left()
         if left:

@@ -32,10 +32,21 @@ def _cpu_ns(tid: int) -> int:
         return 0
 
 
+def _no_progress_monitor() -> None:
+    """tqdm starts a monitor thread with its first bar and keeps it while a bar lives; torch.compile's progress
+    bar (a baseline recompiled for a new shape during timing) would leave one after a candidate's call."""
+    try:
+        import tqdm
+    except ImportError:
+        return
+    tqdm.tqdm.monitor_interval = 0
+
+
 class ThreadWatch:
-    """Taken before the candidate loads: the threads that are the harness's own."""
+    """Taken before the candidate loads: the threads that are the harness's own (tqdm's monitor turned off)."""
 
     def __init__(self) -> None:
+        _no_progress_monitor()
         self.python = {t.ident for t in threading.enumerate()}
         self.native = _tasks()
         self.count = threading.active_count()

@@ -189,9 +189,6 @@ class RemoteFn:
         return statistics.median(self.claimed)
 
 
-WARM_CYCLES = 3_000_000  # a device spin of about 1.5 ms at full clock, before each bracket of the judge's clock
-
-
 class Remote:
     """The judge's end of the candidate's process."""
 
@@ -411,10 +408,6 @@ class Remote:
         return self._bracket("tick", read)
 
     def _bracket(self, kind: str, read: Callable[[], Any]) -> tuple[float, Any]:
-        # The device's clocks brought up by a spin of the judge's own, finished before the clock starts (the
-        # timer's calls are queued behind one too): a block that starts at idle clocks runs its first part slower.
-        torch.cuda._sleep(WARM_CYCLES)
-        torch.cuda.synchronize(self.device)
         t0 = time.perf_counter()
         self.request(kind)
         found = read()

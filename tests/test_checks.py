@@ -63,6 +63,16 @@ def test_aliasing_is_storage_overlap():
     assert aliased((x.clone(), x.t()), protected) == "output 1 shares memory with input 0"
 
 
+def test_thread_watch_turns_off_tqdms_monitor_thread(monkeypatch):
+    """tqdm starts a monitor thread with its first bar (torch.compile's progress bar, when a baseline timed beside
+    the candidate recompiles): it is the harness's, so the watch turns it off before it can be taken for one the
+    candidate left running."""
+    bar = type("tqdm", (), {"monitor_interval": 10})
+    monkeypatch.setitem(sys.modules, "tqdm", types.SimpleNamespace(tqdm=bar))
+    threads.ThreadWatch()
+    assert bar.monitor_interval == 0
+
+
 def test_thread_watch_sees_threads_left_running_but_not_joined_ones():
     watch = threads.ThreadWatch()
     done = threading.Thread(target=lambda: None)

@@ -64,8 +64,8 @@ def test_aliasing_is_storage_overlap():
 
 
 def test_thread_watch_turns_off_tqdms_monitor_thread(monkeypatch):
-    """tqdm starts a monitor thread with its first bar (torch.compile's progress bar, when a baseline timed beside
-    the candidate recompiles): it is the harness's, so the watch turns it off before it can be taken for one the
+    """tqdm starts a monitor thread with its first bar (a library's progress bar in the candidate's process, which
+    two honest seeds were rejected for on a GPU): the watch turns it off before it can be taken for a thread the
     candidate left running."""
     bar = type("tqdm", (), {"monitor_interval": 10})
     monkeypatch.setitem(sys.modules, "tqdm", types.SimpleNamespace(tqdm=bar))

@@ -33,8 +33,8 @@ def _cpu_ns(tid: int) -> int:
 
 
 def _no_progress_monitor() -> None:
-    """tqdm starts a monitor thread with its first bar and keeps it while a bar lives; torch.compile's progress
-    bar (a baseline recompiled for a new shape during timing) would leave one after a candidate's call."""
+    """tqdm starts a monitor thread with its first bar and keeps it while a bar lives: a library's progress bar
+    in the candidate's process (beside the baselines timed there) would leave one after a candidate's call."""
     try:
         import tqdm
     except ImportError:

@@ -261,10 +261,10 @@ def check_unseen_inputs(timer: Timer, pc: PreparedCase, model: torch.nn.Module, 
     round takes two held-back sets; where it fails, a second round takes two more, never seen either, and only a
     second failure rejects: on a busy CPU one call in several can stall for a scheduler slice, many times an
     honest kernel's time (docs/benchmarks/harness.md, "A false rejection on a busy CPU"), while a cache keyed by
-    content misses on every new set. Each set is shown once: a second timing pass takes fresh ones. Skipped where
-    the sets differ in layout (jagged inputs, which the rotation skips, so a result cached per buffer is caught
-    here only), each held-back set goes into buffers of its own, shaped as it and shared before its contents are
-    copied in. Raises CandidateFailure."""
+    content misses on every new set. Each set is shown once: a second timing pass takes fresh ones. Where the sets
+    differ in layout (jagged inputs: the rotation skips them, so a result cached per buffer is caught here only),
+    each held-back set goes into buffers of its own, shaped as it and shared before its contents are copied in.
+    Raises CandidateFailure."""
     timed_ms = cr.t_candidate_ms
     kind = "cuda" if timer.is_cuda else "cpu"
     factor, slack = UNSEEN_FACTOR[kind], UNSEEN_SLACK_MS[kind]

@@ -162,3 +162,22 @@ def test_get_inputs_makes_its_tensors_on_the_target_device_or_falls_back_to_the_
     broken.get_inputs = lambda: 1 / 0
     with pytest.raises(ProblemError, match="get_inputs"):
         call_get_inputs(broken, 7, torch.device("meta"))
+
+
+def test_the_agents_parses_hold_the_ast_lock(monkeypatch):
+    """CPython 3.11 corrupts its AST depth counter when two threads convert at once (python/cpython#106905), and
+    the search runs operators in threads (a CI run failed so): every parse on the agent's side holds AST_LOCK."""
+    import ast
+
+    from kernelevolve.operators import edits, tune
+    from kernelevolve.problem import problem
+
+    held = []
+    real = ast.parse
+    monkeypatch.setattr(ast, "parse", lambda *a, **k: held.append(problem.AST_LOCK.locked()) or real(*a, **k))
+    source = (FIXTURES / "candidates" / "transpose_cpp.py").read_text()
+    load_problem(FIXTURES / "transpose.py")
+    problem.source_hash(source)
+    tune.find_tunables(source)
+    edits.apply_response(f"```python\n{source}```", source)
+    assert held and all(held), held

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from kernelevolve.problem.problem import parse
 from kernelevolve.store.store import Store
 
 SIMILARITY_THRESHOLD = 0.5
@@ -18,7 +19,7 @@ SIMILARITY_THRESHOLD = 0.5
 def signature(problem_source: str) -> dict[str, Any]:
     """The operator's fingerprint: the calls in Model (torch ops, layers, tensor methods) and forward's arity."""
     try:
-        tree = ast.parse(problem_source)
+        tree = parse(problem_source)
     except SyntaxError:
         return {"ops": [], "arity": -1}
     model = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Model"), None)

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from kernelevolve.problem.problem import parse
+
 KNOWLEDGE_ROOT = Path(__file__).resolve().parents[1] / "knowledge"
 CHARS_PER_TOKEN = 4  # a rough, conservative ratio for English and code
 SPECIFIC_BOOST = 1.5  # documents written for the target's own platform or architecture outrank general ones
@@ -212,7 +214,7 @@ def reference_ops(source: str) -> list[str]:
     """What the reference computes, from its source: torch functions and tensor methods called in Model's
     methods, nn modules constructed in its __init__ (as snake-case names), `@` as matmul; in order, once each."""
     try:
-        tree = ast.parse(source)
+        tree = parse(source)
     except SyntaxError:
         return []
     model = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Model"), None)

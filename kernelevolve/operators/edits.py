@@ -16,6 +16,8 @@ import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from kernelevolve.problem.problem import AST_LOCK, parse
+
 _SEARCH = re.compile(r"^<{5,9} ?SEARCH$")
 _DIVIDER = re.compile(r"^={5,9}$")
 _REPLACE = re.compile(r"^>{5,9} ?REPLACE$")
@@ -426,8 +428,9 @@ def _check_source(source: str, what: str, *, need_modelnew: bool = True) -> None
     try:
         with warnings.catch_warnings():  # e.g. an invalid escape sequence is a warning, not a broken kernel
             warnings.simplefilter("ignore")
-            tree = ast.parse(source)
-            compile(tree, "<kernel>", "exec", dont_inherit=True)  # also catches e.g. 'return' outside function
+            with AST_LOCK:
+                tree = ast.parse(source)
+                compile(tree, "<kernel>", "exec", dont_inherit=True)  # also catches e.g. 'return' outside function
     except SyntaxError as e:
         raise EditError(_syntax_message(source, what, e)) from None
     except (ValueError, RecursionError) as e:  # null bytes, absurd nesting
@@ -448,7 +451,7 @@ def _syntax_message(source: str, what: str, error: SyntaxError) -> str:
 
 def _source_defines_modelnew(source: str) -> bool:
     try:
-        return _defines_modelnew(ast.parse(source))
+        return _defines_modelnew(parse(source))
     except (SyntaxError, ValueError, RecursionError):
         return False
 
@@ -460,7 +463,7 @@ def _complete_module(body: str) -> bool:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            tree = ast.parse(body)
+            tree = parse(body)
     except (SyntaxError, ValueError, RecursionError):
         return False
     return any(

@@ -14,7 +14,7 @@ import random
 from dataclasses import dataclass
 
 from kernelevolve.operators.base import Proposal, Request
-from kernelevolve.problem.problem import source_hash
+from kernelevolve.problem.problem import parse, source_hash
 from kernelevolve.result import EvalResult
 
 LAUNCH_CHOICES = {"num_warps": [1, 2, 4, 8, 16, 32], "num_stages": [1, 2, 3, 4, 5]}
@@ -33,7 +33,7 @@ class Tunable:
 
 
 def find_tunables(source: str) -> dict[str, Tunable]:
-    tree = ast.parse(source)
+    tree = parse(source)
     consts = _module_int_constants(tree)
     declared = _declared_tunables(tree)
     if declared is not None:

@@ -25,7 +25,7 @@ from kernelevolve.operators.base import ParentContext, Proposal, Request
 from kernelevolve.operators.tune import params_of
 from kernelevolve.platforms.base import Platform
 from kernelevolve.platforms.facts import DeviceFacts, device_facts
-from kernelevolve.problem.problem import MISSING, Problem, literal, source_hash
+from kernelevolve.problem.problem import MISSING, Problem, literal, parse, source_hash
 from kernelevolve.result import EvalResult, Status
 from kernelevolve.store.store import LLMCallRecord
 
@@ -45,7 +45,7 @@ MAX_UNPRODUCTIVE = 5  # consecutive answers that were known kernels or unusable:
 def shape_cases_literal(source: str) -> list[dict[str, Any]]:
     """SHAPE_CASES as the problem file writes it; [] where it has none, builds it by code, or does not parse."""
     try:
-        cases = literal(ast.parse(source), "SHAPE_CASES")
+        cases = literal(parse(source), "SHAPE_CASES")
     except (SyntaxError, ValueError):
         return []
     return list(cases) if isinstance(cases, (list, tuple)) else []
@@ -222,7 +222,7 @@ def policy_on(platform: Platform, options: EvalOptions) -> bool:
 def _problem_literal(source: str, name: str) -> Any:
     """A problem constant written as a literal; None where it is absent or computed."""
     try:
-        value = literal(ast.parse(source), name)
+        value = literal(parse(source), name)
     except (SyntaxError, ValueError):
         return None
     return None if value is MISSING else value
@@ -231,7 +231,7 @@ def _problem_literal(source: str, name: str) -> Any:
 def _dtype(source: str) -> str:
     """The problem's DTYPE as written (`torch.float16` or "float16"); float32 where it sets none."""
     try:
-        tree = ast.parse(source)
+        tree = parse(source)
     except SyntaxError:
         return "float32"
     for node in tree.body:

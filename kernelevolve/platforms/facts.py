@@ -29,6 +29,7 @@ from typing import Any
 
 from kernelevolve.platforms import device_present
 from kernelevolve.platforms.peaks import cached, datasheet, host_name
+from kernelevolve.problem.problem import parse
 
 # ISA extensions a CPU kernel can use (the /proc/cpuinfo spelling), in the order a prompt lists them.
 KERNEL_FLAGS = (
@@ -308,7 +309,7 @@ def _torch_build() -> dict[str, str]:
         return {}
     path = Path(list(spec.submodule_search_locations)[0]) / "version.py"
     try:
-        tree = ast.parse(path.read_text())
+        tree = parse(path.read_text())
     except (OSError, SyntaxError):
         return {}
     out = {}

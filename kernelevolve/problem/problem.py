@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import threading
 import types
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,9 +37,22 @@ class Problem:
         return self.path.stem if self.path.stem != "problem" else self.path.parent.name
 
 
+# CPython 3.11 counts the depth of the AST objects it builds or reads in one per-interpreter field: two threads
+# converting at once (a thread switch mid-way) corrupt it, and the conversion fails with "SystemError: AST
+# constructor recursion depth mismatch" (python/cpython#106905). The search runs operators in threads, so every
+# conversion in the agent's process goes through this lock.
+AST_LOCK = threading.Lock()
+
+
+def parse(source: str, filename: str = "<unknown>") -> ast.Module:
+    """ast.parse, one thread at a time (AST_LOCK)."""
+    with AST_LOCK:
+        return ast.parse(source, filename=filename)
+
+
 def source_hash(source: str) -> str:
     try:
-        normal = ast.unparse(ast.parse(source))
+        normal = ast.unparse(parse(source))
     except SyntaxError:
         normal = source
     return hashlib.sha256(normal.encode()).hexdigest()[:16]
@@ -54,7 +68,7 @@ def load_problem(path: str | Path) -> Problem:
     except (OSError, UnicodeDecodeError) as e:
         raise ProblemError(f"{p}: cannot read the problem file ({e})") from e
     try:
-        tree = ast.parse(source, filename=str(p))
+        tree = parse(source, filename=str(p))
     except SyntaxError as e:
         raise ProblemError(f"{p}:{e.lineno}: syntax error in the problem file: {e.msg}") from e
     defined = _top_level_names(tree)
@@ -97,7 +111,7 @@ def target_speedup(problem: Problem) -> TargetSpeedup | None:
     """The problem's TARGET_SPEEDUP, read statically (the parent never executes the problem): a literal dict
     {"speedup": 4.0, "case": 1, "note": "..."}; case indexes SHAPE_CASES (default 0, the primary case), checked
     against SHAPE_CASES where that is a literal list too, so a wrong index fails before any evaluation."""
-    tree = ast.parse(problem.source)
+    tree = parse(problem.source)
     try:
         value = literal(tree, "TARGET_SPEEDUP")
     except ValueError as e:

@@ -590,7 +590,7 @@ def test_the_judges_block_on_a_gpu_bounds_the_reported_time_and_checks_every_out
             return self.mode, self.slots
 
         def tick(self, read):
-            return self.bracket_ms, read(), None
+            return self.bracket_ms, read()
 
         def _work(self):
             for i, (slot, s) in enumerate(zip(self.slots, self.sets)):
@@ -605,7 +605,7 @@ def test_the_judges_block_on_a_gpu_bounds_the_reported_time_and_checks_every_out
             if self.late:
                 self._work()
             per_call = self.per_call_ms.pop(0) if isinstance(self.per_call_ms, list) else self.per_call_ms
-            return self.bracket_ms + per_call * len(self.sets), found, per_call * len(self.sets)
+            return self.bracket_ms + per_call * len(self.sets), found
 
         def block_end(self):
             self.ended = True

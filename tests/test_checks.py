@@ -243,7 +243,7 @@ def test_unseen_inputs_check_takes_a_second_round_of_new_inputs_before_it_reject
     def scripted(*rounds):
         calls = []
 
-        def one_round(timer, pc, model, g, indices, own):
+        def one_round(timer, pc, model, g, indices, jagged):
             calls.append(list(indices))
             return *rounds[len(calls) - 1], []
 
@@ -294,7 +294,7 @@ def test_on_a_gpu_the_unseen_inputs_check_leaves_a_content_cache_no_room(monkeyp
 
     def rounds(unseen, seen, ref=()):
         monkeypatch.setattr(
-            harness, "_unseen_round", lambda timer, pc, model, g, indices, own: (unseen, seen, list(ref))
+            harness, "_unseen_round", lambda timer, pc, model, g, indices, jagged: (unseen, seen, list(ref))
         )
 
     g = SimpleNamespace(ran=lambda *names: None)
@@ -337,7 +337,7 @@ def test_a_second_timing_pass_checks_with_sets_the_candidate_has_not_seen(monkey
     )
     calls = []
 
-    def cache_misses(timer, pc, model, g, indices, own):
+    def cache_misses(timer, pc, model, g, indices, jagged):
         calls.append(list(indices))
         return [4.0] * len(indices), [0.03] * len(indices), []
 
@@ -501,7 +501,7 @@ def test_the_unseen_round_never_shows_the_new_contents_before_the_call_it_times(
     )
     host = types.SimpleNamespace(in_process=True, python_left=lambda: "")
     g = Guard(torch.device("cpu"), torch.float32, host, [], "", False)
-    unseen_ms, seen_ms, _ = _unseen_round(Timer(torch.device("cpu")), pc, model, g, range(1), {})
+    unseen_ms, seen_ms, _ = _unseen_round(Timer(torch.device("cpu")), pc, model, g, range(1), False)
     assert len(unseen_ms) == 1 and len(seen_ms) == 2
     assert seen_by_calls.index(7.0) == 1  # the second call (the timed one) is the first to see them
     assert seen_by_calls[0] == float(n_sets - 1)  # the call before it read the seen set's own contents

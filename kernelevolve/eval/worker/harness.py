@@ -9,6 +9,7 @@ times baseline and candidate with the one timer, interleaved, and checks what ca
 
 from __future__ import annotations
 
+import contextlib
 import platform as pyplatform
 import random
 import sys
@@ -274,19 +275,15 @@ def check_unseen_inputs(timer: Timer, pc: PreparedCase, model: torch.nn.Module, 
     g.ran("unseen_inputs")
     n = pc.unseen_used + min(fresh, UNSEEN_SETS)
     starts = range(pc.unseen_used, n, UNSEEN_PER_ROUND)
-    own = {} if trees.same_layout(pc.timing_sets + pc.unseen_sets) else _own_buffers(pc, g, range(pc.unseen_used, n))
-    try:
-        for start in starts:
-            indices = range(start, min(start + UNSEEN_PER_ROUND, n))
-            pc.unseen_used = indices.stop  # shown to the candidate now: a second timing pass takes the next ones
-            unseen_ms, seen_ms, ref_ms = _unseen_round(timer, pc, model, g, indices, own)
-            cr.t_candidate_unseen_ms = min(unseen_ms)
-            bound = factor * max(timed_ms, min(seen_ms)) * _work_drift(ref_ms, cr.t_eager_ms) + slack
-            if min(unseen_ms) <= bound:
-                return
-    finally:
-        if own:
-            g.host.forget_many(list(own.values()))
+    jagged = not trees.same_layout(pc.timing_sets + pc.unseen_sets)
+    for start in starts:
+        indices = range(start, min(start + UNSEEN_PER_ROUND, n))
+        pc.unseen_used = indices.stop  # shown to the candidate now: a second timing pass takes the next ones
+        unseen_ms, seen_ms, ref_ms = _unseen_round(timer, pc, model, g, indices, jagged)
+        cr.t_candidate_unseen_ms = min(unseen_ms)
+        bound = factor * max(timed_ms, min(seen_ms)) * _work_drift(ref_ms, cr.t_eager_ms) + slack
+        if min(unseen_ms) <= bound:
+            return
     raise CandidateFailure(
         Status.REJECTED,
         f"unseen-inputs check: calls on inputs it had not seen took {min(unseen_ms):.4g} ms, against "
@@ -308,27 +305,26 @@ def _work_drift(ref_ms: list[float], eager_ms: float | None) -> float:
     return min(max(min(ref_ms) / eager_ms, 1.0), MAX_WORK_DRIFT)
 
 
-def _own_buffers(pc: PreparedCase, g: Guard, indices: range) -> dict[int, Any]:
-    """Jagged sets: buffers shaped as each held-back set, zero-filled and handed to the candidate before any of
-    their contents are copied in (on the timing sets' device, in one request)."""
+def _own_buffers(pc: PreparedCase, g: Guard, k: int) -> Any:
+    """A jagged held-back set's buffers: shaped as it, zero-filled, on the timing sets' device, and handed to the
+    candidate before its contents are copied in (one set at a time: the memory plan holds no room for more)."""
     device = trees.tensors(pc.timing_sets[0])[0].device if trees.tensors(pc.timing_sets[0]) else g.device
-    zeros = [trees.map_tensors(lambda t: torch.zeros_like(t, device=device), pc.unseen_sets[k]) for k in indices]
-    return dict(zip(indices, g.host.adopt_many(zeros)))
+    return g.host.adopt(trees.map_tensors(lambda t: torch.zeros_like(t, device=device), pc.unseen_sets[k]))
 
 
 def _unseen_round(
-    timer: Timer, pc: PreparedCase, model: torch.nn.Module, g: Guard, indices: range, own: dict[int, Any]
+    timer: Timer, pc: PreparedCase, model: torch.nn.Module, g: Guard, indices: range, jagged: bool
 ) -> tuple[list[float], list[float], list[float]]:
     """One round of the unseen-inputs check: (ms of the call on each held-back set, ms of each call on seen
-    inputs made just before and after them, on GPUs ms of the reference on each held-back set). own: the
-    held-back sets' buffers of their own (jagged sets), else they go into the first timing set's."""
+    inputs made just before and after them, on GPUs ms of the reference on each held-back set). jagged: each
+    held-back set goes into buffers of its own (_own_buffers), else into the first timing set's."""
     buffers, seen = pc.timing_sets[0], pc.timing_sets[-1]
     # The new contents go in first where the seen set is another, so the call on them follows a call of the
     # candidate's as every timed call does (on a GPU a kernel's first call after other work on its inputs, the
     # copy, runs slower: benchmarks/h2d_first_touch.py). With one timing set that call would see them first, so
     # they go in after it, and each call on seen inputs follows a rewrite of their contents from a copy kept
     # where the new ones wait: every call of the round then comes after a copy, like for like.
-    early = bool(own) or seen is not buffers
+    early = jagged or seen is not buffers
     kept_seen = None if early else trees.map_tensors(lambda x: x.to(_waiting_device(pc), copy=True), seen)
 
     def on_seen() -> float:
@@ -340,24 +336,33 @@ def _unseen_round(
 
     unseen_ms, seen_ms, ref_ms = [], [], []
     for k in indices:
-        buffers = own.get(k, buffers)
-        with torch.no_grad():
-            if early:
-                trees.copy_(buffers, pc.unseen_sets[k])
-            before = on_seen()
-            if not early:
-                trees.copy_(buffers, pc.unseen_sets[k])
-            if g.host.in_process:
-                ms, out = timer.time_once(lambda inputs: model(*inputs), buffers, "candidate")
-                if timer.is_cuda:
-                    ref_ms.append(timer.time_once(lambda inputs: pc.ref_model(*inputs), buffers, "eager")[0])
-            else:  # the output crosses after, off the judge's clock
-                ms, kept = g.host.clocked(model, buffers, keep=True)
-                out = g.host.output(kept)
-        _judge_unseen(out, pc, g, k)  # before the next call, which may write the buffers an output aliases
-        del out
-        with torch.no_grad():
-            after = on_seen()
+        if jagged:
+            buffers = _own_buffers(pc, g, k)
+        try:
+            with torch.no_grad():
+                if early:
+                    trees.copy_(buffers, pc.unseen_sets[k])
+                before = on_seen()
+                if not early:
+                    trees.copy_(buffers, pc.unseen_sets[k])
+                if g.host.in_process:
+                    ms, out = timer.time_once(lambda inputs: model(*inputs), buffers, "candidate")
+                    if timer.is_cuda:
+                        ref_ms.append(timer.time_once(lambda inputs: pc.ref_model(*inputs), buffers, "eager")[0])
+                else:  # the output crosses after, off the judge's clock
+                    ms, kept = g.host.clocked(model, buffers, keep=True)
+                    out = g.host.output(kept)
+            _judge_unseen(out, pc, g, k)  # before the next call, which may write the buffers an output aliases
+            del out
+            with torch.no_grad():
+                after = on_seen()
+        except BaseException:
+            if jagged:  # the verdict raised stands over a failure to let the buffers go
+                with contextlib.suppress(CandidateFailure):
+                    g.host.forget(buffers)
+            raise
+        if jagged:
+            g.host.forget(buffers)
         unseen_ms.append(ms)
         seen_ms += [before, after]
     return unseen_ms, seen_ms, ref_ms

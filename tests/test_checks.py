@@ -549,7 +549,8 @@ def test_the_judges_block_on_a_gpu_bounds_the_reported_time_and_checks_every_out
     from kernelevolve.eval.worker.correctness import compare
 
     assert proof.calls_for(0.005, 1000, 10**9) == proof.MAX_CALLS  # short calls: as many as allowed
-    assert proof.calls_for(0.4, 1000, 10**9) == 3  # BLOCK_MS by the report
+    assert proof.calls_for(0.1, 1000, 10**9) == 10  # BLOCK_MS by the report
+    assert proof.calls_for(0.4, 1000, 10**9) == proof.MIN_CALLS  # long calls: never fewer (the block would be skipped)
     assert proof.calls_for(0.005, 10**9, 8 * 10**9) == 2  # memory bounds it (then too few: the check is skipped)
     monkeypatch.setattr(torch.cuda, "mem_get_info", lambda device=None: (8 * 2**30, 16 * 2**30))
     monkeypatch.setattr(torch.cuda, "synchronize", lambda device=None: None)
@@ -590,7 +591,7 @@ def test_the_judges_block_on_a_gpu_bounds_the_reported_time_and_checks_every_out
             return self.mode, self.slots
 
         def tick(self, read):
-            return self.bracket_ms, read()
+            return self.bracket_ms, read(), None
 
         def _work(self):
             for i, (slot, s) in enumerate(zip(self.slots, self.sets)):
@@ -605,7 +606,7 @@ def test_the_judges_block_on_a_gpu_bounds_the_reported_time_and_checks_every_out
             if self.late:
                 self._work()
             per_call = self.per_call_ms.pop(0) if isinstance(self.per_call_ms, list) else self.per_call_ms
-            return self.bracket_ms + per_call * len(self.sets), found
+            return self.bracket_ms + per_call * len(self.sets), found, per_call * len(self.sets)
 
         def block_end(self):
             self.ended = True
@@ -657,10 +658,18 @@ def test_the_judges_block_on_a_gpu_bounds_the_reported_time_and_checks_every_out
     # Work that depends on the values: the reference's block on the new contents is slower alike, and the bound
     # follows it (at most MAX_WORK_DRIFT); the same calls with the reference unmoved are a cache's misses.
     ref_block.update(fresh=0.018)
-    judged(Host("graph", 0.1), claim=0.05)
+    judged(Host("graph", 0.12), claim=0.05)
     ref_block.update(fresh=0.01)
     with pytest.raises(CandidateFailure, match="device time"):
-        judged(Host("graph", 0.1), claim=0.05)
+        judged(Host("graph", 0.12), claim=0.05)
+    # Once the candidate is loaded the bracket costs more than calibrated before (the graph's launch, the two
+    # processes' wake-ups): BLOCK_SLACK_MS over the whole block is allowed for it, no more.
+    loaded = Host("graph", 0.143)  # 7 calls, 1.0 ms by the report
+    loaded.bracket_ms += 0.55
+    judged(loaded, claim=0.143)
+    loaded.bracket_ms += 0.2
+    with pytest.raises(CandidateFailure, match="device time"):
+        judged(loaded, claim=0.143)
     # Outputs whose shapes follow the values, and jagged input sets: no memory can be named before the calls, and
     # no call can warm up on the block's buffers. The judge gives outputs of its own, shaped as each reference, and
     # buffers shaped as each new set; the calls are launched one by one, bounded by the host-clock time, and listed

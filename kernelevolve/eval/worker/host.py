@@ -12,6 +12,7 @@ split is off, or where the memory plan keeps input sets on the host): the candid
 
 from __future__ import annotations
 
+import math
 import os
 import signal
 import statistics
@@ -398,21 +399,23 @@ class Remote:
             )
         return ("graph" if mode == "graph" else "plain"), slots
 
-    def block_run(self, read: Callable[[], Any]) -> tuple[float, Any]:
+    def block_run(self, read: Callable[[], Any]) -> tuple[float, Any, float | None]:
         """(ms on the judge's clock around one run of the block, which ends with a synchronize there, and `read`,
-        the judge's own read of the outputs, with a synchronize here; what `read` returned)."""
+        the judge's own read of the outputs, with a synchronize here; what `read` returned; the ms that process
+        says its events saw around the run, for the log only)."""
         return self._bracket("block_run", read)
 
-    def tick(self, read: Callable[[], Any]) -> tuple[float, Any]:
+    def tick(self, read: Callable[[], Any]) -> tuple[float, Any, float | None]:
         """block_run's bracket around a request that runs one tiny kernel: what the bracket costs by itself."""
         return self._bracket("tick", read)
 
-    def _bracket(self, kind: str, read: Callable[[], Any]) -> tuple[float, Any]:
+    def _bracket(self, kind: str, read: Callable[[], Any]) -> tuple[float, Any, float | None]:
         t0 = time.perf_counter()
-        self.request(kind)
+        said = self.request(kind)
         found = read()
         torch.cuda.synchronize(self.device)
-        return (time.perf_counter() - t0) * 1e3, found
+        wall = (time.perf_counter() - t0) * 1e3
+        return wall, found, (float(said) if isinstance(said, float) and math.isfinite(said) else None)
 
     def block_end(self) -> None:
         self.request("block_end")

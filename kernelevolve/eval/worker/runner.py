@@ -285,8 +285,14 @@ class CandidateProcess:
             self._plain(out, "in the judge's block of calls")
         return mode, list(self.block["outs"])  # sent by handle, in place
 
-    def do_block_run(self) -> None:
-        """The block once (the judge's clock around this request, and the judge's read of the outputs)."""
+    def do_block_run(self) -> float | None:
+        """The block once (the judge's clock around this request, and the judge's read of the outputs); on a GPU,
+        ms between events recorded around it here, which the judge logs beside its own clock and never trusts."""
+        events = self.block.get("events")
+        if events is None and self.device.type == "cuda":
+            events = self.block["events"] = [torch.cuda.Event(enable_timing=True) for _ in range(2)]
+        if events:
+            events[0].record()
         with torch.no_grad():
             if "graph" in self.block:
                 self.block["graph"].replay()
@@ -301,15 +307,23 @@ class CandidateProcess:
                         trees.copy_(slot, out)
                     else:
                         raise CandidateFailure(Status.INCORRECT, _NOT_SHAPED)
+        if events:
+            events[1].record()
         sync(self.device)
         left = self.watch.python_left()
         if left:
             raise CandidateFailure(Status.REJECTED, f"threads check: after the judge's block of calls, {left}")
+        return events[0].elapsed_time(events[1]) if events else None
 
     def do_tick(self) -> None:
-        """One tiny kernel and a synchronize: the judge times its block's bracket around this (before the
-        candidate loads) to know what the bracket costs without the block."""
+        """One tiny kernel and a synchronize, between events as a block's run is: the judge times its block's
+        bracket around this (before the candidate loads) to know what the bracket costs without the block."""
+        events = [torch.cuda.Event(enable_timing=True) for _ in range(2)] if self.device.type == "cuda" else []
+        if events:
+            events[0].record()
         torch.ones(1, device=self.device).add_(1)
+        if events:
+            events[1].record()
         sync(self.device)
 
     def do_block_end(self) -> None:

@@ -49,6 +49,9 @@ def test_stages_say_what_the_evaluation_waited_for(cpu_evaluator, relu_problem):
     parts = {k: v for k, v in stages.items() if k.startswith("load.")}
     assert set(parts) == {"load.inputs", "load.reference", "load.oracle"}, stages  # no compile baseline on cpu
     assert all(v > 0 for v in parts.values()) and sum(parts.values()) <= stages["load"]
+    # The compile stage by part: loading the candidate (its process, its extensions) and its first call per case
+    assert stages["compile.load"] > 0 and stages["compile.first_calls"] > 0
+    assert stages["compile.load"] + stages["compile.first_calls"] == pytest.approx(stages["compile"])
 
 
 def test_infinite_loop_is_killed_near_the_timeout(relu_problem):

@@ -625,7 +625,7 @@ def _judge(
         return _fail(result, Status.COMPILE_ERROR, str(e), stages)
     except CandidateFailure as e:  # the candidate's process died while it loaded
         return _fail(result, e.status, f"loading the candidate: {e.reason}", stages)
-    stages["compile"] = time.perf_counter() - t1 - stages.get("calibration", 0.0)
+    stages["compile"] = stages["compile.load"] = time.perf_counter() - t1 - stages.get("calibration", 0.0)
     g.ran("threads")
     if left:
         return _fail(result, Status.REJECTED, f"threads check: after loading the candidate, {left}", stages)
@@ -671,6 +671,7 @@ def _judge(
             return _fail(result, Status.REJECTED, _tamper_reason(tampered), stages)
     g.ran("integrity")
     stages["compile"] += first_calls
+    stages["compile.first_calls"] = first_calls
     stages["correctness"] = time.perf_counter() - t2 - first_calls
     if not all_ok:
         bad = [f"case {i} {c.shape}: {c.reason}" for i, c in enumerate(result.cases) if not c.correct]

@@ -5,10 +5,15 @@ what is subtracted for the request and the read, the report).
 
     python3 benchmarks/gpu_block_probe.py                      # five small honest kernels (tests/adversarial)
     python3 benchmarks/gpu_block_probe.py --seeds wukong_fm,mapid   # ranking-suite seeds, with their defaults
+    python3 benchmarks/gpu_block_probe.py --seeds batch_event_truncate --repeat 3 --spares 0
+
+Each case's line ends with the reference's median in the candidate's process over the judge's (the timing
+cross-check's ratio), and the CPUs each of the worker's processes may run on.
 """
 
 import argparse
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -32,25 +37,67 @@ SUITE = ROOT / "suites" / "ranking"
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seeds", default="", help="comma-separated ranking-suite problems: their seed_triton.py")
+    ap.add_argument("--repeat", type=int, default=1, help="evaluations of each candidate")
+    ap.add_argument("--spares", type=int, default=4, help="spare workers kept started beside the evaluations")
     args = ap.parse_args()
     if args.seeds:  # as `bench` evaluates them: the defaults (kernel policy, torch.compile baseline, trials)
         runs = [(SUITE / name / "problem.py", SUITE / name / "seed_triton.py", {}) for name in args.seeds.split(",")]
     else:
         options = dict(require_kernel=False, compile_baseline=False, **FAST_TIMING)
         runs = [(problem, cand, options) for problem, cand in SMALL]
-    with Evaluator("cuda", timeout_s=300, prestart=True) as ev:
-        for problem, cand, options in runs:
+    with Evaluator("cuda", timeout_s=300, prestart=args.spares) as ev:
+        for problem, cand, options in [run for run in runs for _ in range(args.repeat)]:
             t0 = time.time()
+            watch = CpuWatch(ev)
             r = ev.evaluate(load_problem(problem), cand, **options)
-            parts = {k: round(v, 3) for k, v in r.stages.items() if k.startswith("timing")}
+            parts = {k: round(v, 3) for k, v in r.stages.items() if k.startswith(("timing", "compile"))}
             name = problem.parent.name if problem.name == "problem.py" else problem.stem
             print(f"== {name} {cand.name} {r.status.value} {time.time() - t0:.0f}s {r.reason[:300]}", parts)
+            print("   CPUs allowed:", watch.found or "not seen")
             for c in r.cases:
-                print("   case", c.shape, c.t_candidate_ms, c.t_candidate_host_ms, c.t_candidate_unseen_ms)
+                ratio = round(c.t_eager_ms / c.t_eager_judge_ms, 3) if c.t_eager_ms and c.t_eager_judge_ms else None
+                print("   case", c.shape, c.t_candidate_ms, c.t_candidate_host_ms, c.t_candidate_unseen_ms, ratio)
             for line in r.log_tail.splitlines():
                 if "unseen-inputs block" in line:
                     print("   ", line.split("] ", 1)[1])
             sys.stdout.flush()
+            watch.stop()
+
+
+class CpuWatch:
+    """Reads, while an evaluation runs, the CPUs each process under the evaluator's workers may run on (the
+    judge's and the candidate's), from /proc: a sandbox that pins them shows here."""
+
+    def __init__(self, ev: Evaluator) -> None:
+        self.found: dict[str, str] = {}
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._look, args=(ev,), daemon=True)
+        self._thread.start()
+
+    def _look(self, ev: Evaluator) -> None:
+        while not self._done.wait(0.5):
+            for worker in list(ev._busy):
+                for pid in [worker.proc.pid, *_children(worker.proc.pid)]:
+                    try:
+                        status = Path(f"/proc/{pid}/status").read_text()
+                    except OSError:
+                        continue
+                    fields = dict(line.split(":\t", 1) for line in status.splitlines() if ":\t" in line)
+                    self.found[f"{fields.get('Name', '?')}[{pid}]"] = fields.get("Cpus_allowed_list", "?")
+
+    def stop(self) -> None:
+        self._done.set()
+        self._thread.join()
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            found += [int(p) for p in (task / "children").read_text().split()]
+        except OSError:
+            continue
+    return found + [c for child in found for c in _children(child)]
 
 
 if __name__ == "__main__":

@@ -57,7 +57,7 @@ FACTOR = 1.25
 SLACK_MS = 0.02
 # Over a whole block: what its bracket costs beyond the calibration, which runs before the candidate loads (the
 # host's launch of the block's graph, the two processes' wake-ups and the device's switches between their
-# contexts once the candidate's process holds the candidate); docs/benchmarks/harness.md, run 35.
+# contexts once the candidate's process holds the candidate), which docs/benchmarks/harness.md takes apart.
 BLOCK_SLACK_MS = 0.3
 COPY_LAUNCH_MS = 0.01  # the host's cost of launching a copy, for calls launched one by one
 MAX_WORK_DRIFT = 2.0

@@ -7,8 +7,9 @@ what is subtracted for the request and the read, the report).
     python3 benchmarks/gpu_block_probe.py --seeds wukong_fm,mapid   # ranking-suite seeds, with their defaults
     python3 benchmarks/gpu_block_probe.py --seeds batch_event_truncate --repeat 3 --spares 0
 
-Each case's line ends with the reference's median in the candidate's process over the judge's (the timing
-cross-check's ratio), and the CPUs each of the worker's processes may run on.
+Each case's line ends with the speedup's baseline over the judge's median of the reference (at most 1: the
+baseline is the lower of the two processes' medians; `review` names a case whose medians were 1.5x apart), and
+each evaluation says which CPUs its processes may run on and were seen running on.
 """
 
 import argparse
@@ -54,9 +55,12 @@ def main() -> None:
             name = problem.parent.name if problem.name == "problem.py" else problem.stem
             print(f"== {name} {cand.name} {r.status.value} {time.time() - t0:.0f}s {r.reason[:300]}", parts)
             print("   CPUs allowed:", watch.found or "not seen")
+            print("   CPUs seen running on:", {name: sorted(cpus) for name, cpus in watch.ran.items()})
             for c in r.cases:
                 ratio = round(c.t_eager_ms / c.t_eager_judge_ms, 3) if c.t_eager_ms and c.t_eager_judge_ms else None
                 print("   case", c.shape, c.t_candidate_ms, c.t_candidate_host_ms, c.t_candidate_unseen_ms, ratio)
+            for note in r.review:
+                print("   review:", note[:300])
             for line in r.log_tail.splitlines():
                 if "unseen-inputs block" in line:
                     print("   ", line.split("] ", 1)[1])
@@ -66,10 +70,12 @@ def main() -> None:
 
 class CpuWatch:
     """Reads, while an evaluation runs, the CPUs each process under the evaluator's workers may run on (the
-    judge's and the candidate's), from /proc: a sandbox that pins them shows here."""
+    judge's and the candidate's), and those it was seen running on, from /proc: a sandbox that pins them shows
+    here."""
 
     def __init__(self, ev: Evaluator) -> None:
         self.found: dict[str, str] = {}
+        self.ran: dict[str, set[int]] = {}  # the CPUs each was seen on, sampled
         self._done = threading.Event()
         self._thread = threading.Thread(target=self._look, args=(ev,), daemon=True)
         self._thread.start()
@@ -83,7 +89,13 @@ class CpuWatch:
                     except OSError:
                         continue
                     fields = dict(line.split(":\t", 1) for line in status.splitlines() if ":\t" in line)
-                    self.found[f"{fields.get('Name', '?')}[{pid}]"] = fields.get("Cpus_allowed_list", "?")
+                    name = f"{fields.get('Name', '?')}[{pid}]"
+                    self.found[name] = fields.get("Cpus_allowed_list", "?")
+                    try:  # field 39 of stat: the CPU it last ran on
+                        cpu = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[36])
+                    except (OSError, ValueError, IndexError):
+                        continue
+                    self.ran.setdefault(name, set()).add(cpu)
 
     def stop(self) -> None:
         self._done.set()

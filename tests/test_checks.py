@@ -468,6 +468,25 @@ def test_a_reference_slower_beside_the_candidate_than_alone_in_the_judge_is_list
     assert speed.review_note(_case(t_eager_ms=30.0)) == ""  # GPU targets: no judge-alone timing
 
 
+def test_on_a_gpu_the_speedup_takes_the_lower_of_the_two_processes_baselines():
+    """GPU, the candidate in its own process: a baseline timed there and in the judge's counts at the lower of the
+    two, so a reference slowed beside the candidate (below the cross-check's rejection) raises no speedup; past
+    1.5x apart the case says so. A faster median in the candidate's process stands as timed."""
+    from types import SimpleNamespace
+
+    from kernelevolve.eval.worker import harness
+
+    g = SimpleNamespace(review=[])
+    cr = _case(t_eager_ms=2.0, t_compile_ms=1.0, t_candidate_ms=0.5)
+    harness.lower_baselines(cr, {"eager": 2.0, "compile": 1.0}, {"eager": 1.0, "compile": 1.1}, g)
+    assert (cr.t_eager_ms, cr.t_compile_ms) == (1.0, 1.0)
+    assert len(g.review) == 1 and "the reference took 2 ms in the candidate's process and 1 ms" in g.review[0]
+    cr = _case(t_eager_ms=1.2)  # no torch.compile baseline timed
+    harness.lower_baselines(cr, {"eager": 1.2}, {"eager": 1.0}, g)
+    assert cr.t_eager_ms == 1.0 and cr.t_compile_ms is None and len(g.review) == 1
+    assert harness.REFERENCE_FACTOR_GPU > 2.0  # host-bound references: about 2x apart from one process to the other
+
+
 @pytest.mark.parametrize("n_sets", [1, 2])
 def test_the_unseen_round_never_shows_the_new_contents_before_the_call_it_times(n_sets):
     """The held-back contents go into the first timing set's buffers: before the candidate's call on seen inputs
@@ -558,6 +577,7 @@ def test_the_judges_block_on_a_gpu_bounds_the_reported_time_and_checks_every_out
 
     def reference_block(pc, seen, fresh, mode, device):
         assert torch.equal(seen[0][0], pc.timing_sets[0][0])  # the timing set's contents, in a copy
+        ref_block["calls"] = ref_block.get("calls", 0) + 1
         return ref_block["seen"], ref_block["fresh"]
 
     monkeypatch.setattr(proof, "reference_block", reference_block)
@@ -636,6 +656,7 @@ def test_the_judges_block_on_a_gpu_bounds_the_reported_time_and_checks_every_out
 
     cr, g = judged(Host("graph", 0.009))  # a replay no slower than the report: honest
     assert cr.t_candidate_unseen_ms == pytest.approx(0.009) and not g.review
+    assert "calls" not in ref_block  # within the bound as it stands: the reference's drift, which widens it, unasked
     cr, g = judged(Host("graph", 0.013), claim=0.006)  # tiny kernels: a graph's cost per kernel
     with pytest.raises(CandidateFailure, match="or the reported times are not the calls'"):
         judged(Host("graph", 0.15), claim=0.05)  # three times the report: shrunk, or a cache's misses
@@ -659,6 +680,7 @@ def test_the_judges_block_on_a_gpu_bounds_the_reported_time_and_checks_every_out
     # follows it (at most MAX_WORK_DRIFT); the same calls with the reference unmoved are a cache's misses.
     ref_block.update(fresh=0.018)
     judged(Host("graph", 0.12), claim=0.05)
+    assert ref_block["calls"] >= 1
     ref_block.update(fresh=0.01)
     with pytest.raises(CandidateFailure, match="device time"):
         judged(Host("graph", 0.12), claim=0.05)
@@ -706,7 +728,16 @@ def test_the_judges_block_on_a_gpu_bounds_the_reported_time_and_checks_every_out
     cr, g = judged(Host("plain", 0.45), claim=0.004, host_ms=0.44)
     assert "not the device time reported" in g.review[0]
     with pytest.raises(CandidateFailure, match="host-clock time"):
-        judged(Host("plain", 1.0), claim=0.004, host_ms=0.44)
+        judged(Host("plain", 1.2), claim=0.004, host_ms=0.44)
+    # The host's share of such a call (its host-clock median less the device time reported) may take HOST_FACTOR
+    # times as long: host-bound code measures that far apart within one process (batch_event_truncate's seed:
+    # 0.44 ms a call in the block against 0.28 ms host-clock, rejected at 1.25x). The device time reported may
+    # not grow by more than FACTOR: a call whose device work exceeds the report is rejected as before.
+    judged(Host("plain", 0.44), claim=0.05, host_ms=0.28)
+    with pytest.raises(CandidateFailure, match="host-clock time"):
+        judged(Host("plain", 0.55), claim=0.25, host_ms=0.28)
+    # Each output of a call launched one by one is a copy of its own to launch.
+    assert proof._leaves_per_call([(torch.zeros(1),) * 3] * 4) == 3
 
 
 def test_the_samplers_places_and_a_spoiled_output():

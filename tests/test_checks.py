@@ -557,6 +557,46 @@ def test_the_judge_refuses_a_reply_beyond_its_own_types_and_files_outside_its_fo
         shutil.rmtree(host.folder, ignore_errors=True)
 
 
+def test_the_judge_refuses_times_of_functions_its_timing_pass_never_asked_for(tmp_path):
+    """GPU: the candidate's process runs the timing pass and sends its figures by name. A name it was not asked to
+    time (a torch.compile baseline the judge never built, anything else) is refused: it would stand for a baseline
+    no clock here ever saw, or for no field of the result."""
+    from types import SimpleNamespace
+
+    from kernelevolve.eval.worker.checking import CandidateFailure
+    from kernelevolve.eval.worker.host import Remote
+    from kernelevolve.eval.worker.series import Series
+    from kernelevolve.eval.worker.timing import TimingStats
+
+    host = Remote(0, None, "", "", lambda stage: None)
+    try:
+        st = TimingStats(1.0, 0.1, 10)
+        pc = SimpleNamespace(timing_sets=[[torch.ones(2)]], compiled=None, min_bytes=8)
+        host.key = lambda inputs: 0
+        sent: dict = {}
+        host.request = lambda kind, *args: sent[kind]
+        sent["series"] = Series({"eager": st, "candidate": st}, {"eager": st}, {"candidate": None})
+        assert host.measure(0, pc, False, None).stats["eager"] is st
+        sent["retime_host"] = {"eager": st, "candidate": st}
+        assert host.retime_host() == sent["retime_host"]
+        for forged in (
+            Series({"eager": st, "candidate": st, "compile": st}, {}, {}),  # no torch.compile baseline was asked
+            Series({"eager": st, "candidate": st, "copy": st}, {}, {}),  # nor a copy floor
+            Series({"eager": st, "candidate": st}, {"candidate_iqr": st}, {}),
+            Series({"eager": st, "candidate": st}, {}, {"compile": st}),
+        ):
+            sent["series"] = forged
+            with pytest.raises(CandidateFailure, match="not asked to time"):
+                host.measure(0, pc, False, None)
+        sent["series"] = Series({"eager": st, "candidate": st, "copy": st}, {}, {})
+        host.measure(0, pc, True, None)  # asked for: a copy floor
+        sent["retime_host"] = {"eager": st, "compile": st}
+        with pytest.raises(CandidateFailure, match="not asked to time"):
+            host.retime_host()
+    finally:
+        shutil.rmtree(host.folder, ignore_errors=True)
+
+
 def test_the_judges_block_on_a_gpu_bounds_the_reported_time_and_checks_every_output(monkeypatch):
     """The proof block (eval/worker/proof.py) with its host scripted: K from the reported median, every output
     compared, the judge's clock over the block against the report (a graph replay: device time; calls launched

@@ -41,6 +41,15 @@ CROSS_CHECK_FACTOR = 1.5
 CROSS_CHECK_SLACK_MS = 0.05
 
 
+def _asked(group: Any, names: set[str]) -> None:
+    """Figures from the candidate's process name only the functions it was asked to time; raises CandidateFailure
+    (a forged name would stand for a baseline the judge never timed, or for no field of the result at all)."""
+    if not isinstance(group, dict) or not set(group) <= names:
+        raise CandidateFailure(
+            Status.REJECTED, "integrity check: the candidate's process sent times of functions it was not asked to time"
+        )
+
+
 def _figures(*groups: dict[str, Any]) -> None:
     """Timing figures from the candidate's process are TimingStats of numbers or None; raises CandidateFailure."""
     for group in groups:
@@ -219,6 +228,7 @@ class Remote:
         self.held: dict[int, Any] = {}  # the trees themselves, so an id is never reused while its key stands
         self._next = 0
         self.block_overhead: Any = None  # proof.Overhead, measured before the candidate loads (GPU)
+        self._timed: set[str] = set()  # GPU: the functions the last timing pass was asked to time
 
     def request(self, kind: str, *args: Any) -> Any:
         try:
@@ -371,12 +381,17 @@ class Remote:
         )
         if not isinstance(series, Series) or not {"eager", "candidate"} <= set(series.stats):
             raise CandidateFailure(Status.REJECTED, "integrity check: the candidate's process sent no timing pass")
+        self._timed = {"eager", "candidate"} | ({"compile"} if pc.compiled is not None else set())
+        _asked(series.stats, self._timed | ({"copy"} if copy_floor else set()))
+        _asked(series.host, self._timed)
+        _asked(series.graphs, self._timed)
         _figures(series.stats, series.host, series.graphs)
         series.last = {int(k): self._copy(v) for k, v in dict(series.last).items()}
         return series
 
     def retime_host(self) -> dict[str, Any]:
         found = self.request("retime_host")
+        _asked(found, self._timed)
         _figures(found)
         return found
 

@@ -41,8 +41,9 @@ class CaseResult(BaseModel):
     t_eager_iqr_ms: float | None = None
     t_compile_iqr_ms: float | None = None
     timing_iters: int | None = None
-    # cpu: the reference timed alone in the judge's own process (the timing cross-check bounds t_eager_ms, timed
-    # beside the candidate in the candidate's process, by it).
+    # The reference timed alone in the judge's own process, where the candidate has a process of its own: on the
+    # cpu the timing cross-check bounds t_eager_ms (timed beside the candidate there) by it; on GPUs t_eager_ms and
+    # t_compile_ms are the lower of the two processes' medians.
     t_eager_judge_ms: float | None = None
     # cpu: median minor page faults per timed call. Thousands mean the allocator handed each call fresh pages (an
     # output or temporary over glibc's mmap threshold), so the time includes faulting them in and zeroing them.

@@ -30,9 +30,11 @@ reports is bounded only as far as that.
 
 Where the input sets are jagged (each of its own shape) or the outputs' shapes follow the values, the buffers are
 shaped as each new set and the outputs are the judge's own, shaped as each reference, both shared empty: no call
-can come before the block there, so the calls are launched one by one. A block over the bound is followed by a
-second on sets never shown, and only the second's verdict stands (a first call on a new shape may compile, and
-one measurement can be stretched by another process starting on the device; a cache misses on both).
+can come before the block there, so the calls are launched one by one.
+
+Any block over the bound, jagged or not, is followed by a second on sets never shown, and only the second's
+verdict stands (a first call on a new shape may compile, and one measurement can be stretched by another process
+starting on the device; a cache misses on both).
 """
 
 from __future__ import annotations

@@ -309,7 +309,8 @@ class Evaluator:
             self._busy.discard(worker)
             t0 = time.monotonic()
             worker.kill(keep_events=True)
-            # A CUDA process can take seconds to exit: measured (its own exit after the result, then the kill).
+            # Measured: the wait for the pipe's end after the result, then the kill (which does not wait for a
+            # CUDA context's teardown: the worker's pipe ends before its exit).
             exit_s = worker.exit_wait + time.monotonic() - t0
             self._top_up()
         result = self._accept(worker, job, problem, result)
@@ -385,11 +386,11 @@ class Evaluator:
                     result = EvalResult.model_validate(event.get("result"))
                 except ValueError as e:  # pydantic's ValidationError: not a result the harness wrote
                     result = acceptance.reject(self._base(job, Status.OK, ""), f"a malformed result ({e})"[:600])
-                # The worker exits right after its result: reading to the pipe's end counts a result the candidate
-                # wrote before the harness's own (eval/acceptance.py).
+                # The worker closes the pipe right after its result: reading to its end counts a result the
+                # candidate wrote before the harness's own (eval/acceptance.py).
                 t_end = time.monotonic()
                 worker.count_results(t_end + min(RESULT_DRAIN_S, max(left[False], 0.0)))
-                worker.exit_wait = time.monotonic() - t_end  # the worker's exit: part of worker_exit
+                worker.exit_wait = time.monotonic() - t_end  # the pipe's end: part of worker_exit
                 break
             if kind == "trusted_done":
                 # Only the first, and never for a build-only job (whose worker never ends a trusted phase): the

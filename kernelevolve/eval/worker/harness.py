@@ -514,7 +514,7 @@ def run_job(
     try:
         return _judge(job, report, builds, end_of_trusted, host, device)
     finally:
-        host.close()
+        host.close(reap=False)
 
 
 def _judge(

@@ -146,7 +146,7 @@ class InProcess:
     def tampered(self) -> list[str]:
         return []  # the judge's own fingerprints cover this process
 
-    def close(self) -> None:
+    def close(self, reap: bool = True) -> None:
         pass
 
 
@@ -475,10 +475,14 @@ class Remote:
         finally:
             shared.release(spec)
 
-    def close(self) -> None:
+    def close(self, reap: bool = True) -> None:
+        """Kill the candidate's process. reap=False (the job is over): its exit, a CUDA context's teardown among
+        it, is not waited for before the result goes out: killed, it runs no more code, and the worker exits right
+        after (its PID namespace's init, or an orphan's reaper, reaps it)."""
         try:
             os.kill(self.pid, signal.SIGKILL)
-            os.waitpid(self.pid, 0)
+            if reap:
+                os.waitpid(self.pid, 0)
         except (ProcessLookupError, ChildProcessError):
             pass
         import shutil

@@ -165,6 +165,10 @@ def main() -> None:
         send({"event": "harness_limit" if limit else "error", "message": message})
     sys.stdout.flush()
     sys.stderr.flush()
+    # The pipe's end tells the parent that nothing more comes: given now, not when the exit has torn down a CUDA
+    # context (a tenth of a second), the parent reads it and kills at once. (A copy a candidate made of it in this
+    # process, KERNELEVOLVE_GPU_JUDGE=in-process, still holds it open till the exit, as before.)
+    os.close(fd)
     # Skip interpreter teardown: atexit hooks a candidate registered never run, and exit is fast.
     os._exit(0)
 

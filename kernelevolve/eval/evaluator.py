@@ -17,6 +17,7 @@ import os
 import secrets
 import selectors
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -58,11 +59,15 @@ class WorkerProcess:
         self.started = time.monotonic()
         self.log = tempfile.TemporaryFile()
         read_fd, write_fd = os.pipe()
+        # The launcher (`unshare`) keeps every descriptor it is given till the worker's exit, and the events pipe's
+        # end, which tells this process that nothing more comes after the result, would wait for it: the worker
+        # receives the pipe over a socket instead, which the launcher keeps in its stead (eval/worker/main.py).
+        hand, hand_child = socket.socketpair()
         # The lifeline: the worker holds its read end and exits when it closes, i.e. when this process is gone
         # (kill -9 of optimize while a candidate hangs would otherwise leave the worker running for ever).
         life_read, self._lifeline = os.pipe()
         env = spawn.child_env(platform.worker_env())
-        env[RESULT_FD_ENV] = str(write_fd)
+        env[RESULT_FD_ENV] = str(hand_child.fileno())
         env[LIFELINE_ENV] = str(life_read)
         env["PYTHONUNBUFFERED"] = "1"
         # The compile baseline compiles in the worker itself: inductor's subprocess pool would start a timer
@@ -86,14 +91,23 @@ class WorkerProcess:
                 stdin=subprocess.PIPE,
                 stdout=self.log,
                 stderr=subprocess.STDOUT,
-                pass_fds=(write_fd, life_read, *builds.child_fds()),
+                pass_fds=(hand_child.fileno(), life_read, *builds.child_fds()),
                 env=env,
             )
         except BaseException:
             builds.close()
+            for fd in (read_fd, write_fd, life_read, self._lifeline):
+                os.close(fd)
+            hand.close()
+            hand_child.close()
             raise
         builds.serve(alive=lambda: self.proc.poll() is None)
         self._builds = builds
+        with hand, hand_child:
+            try:
+                socket.send_fds(hand, [b"events"], [write_fd])
+            except OSError:  # the worker is gone already: it reports nothing, and the pipe ends at once
+                pass
         os.close(write_fd)
         os.close(life_read)
         self._events = os.fdopen(read_fd, "rb", buffering=0)

@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 import os
 import resource
+import socket
+import stat
 import sys
 import threading
 import time
@@ -106,9 +108,22 @@ def _warm_up_device() -> None:
 _dumps, _write = json.dumps, os.write  # bound before any candidate could re-bind json.dumps or os.write
 
 
+def _events_fd() -> int:
+    """The events pipe's write end: the descriptor RESULT_FD_ENV names, or the pipe received over it where it is a
+    socket (the evaluator hands the pipe over so that no launcher in between holds it: eval/evaluator.py)."""
+    fd = int(os.environ.pop(RESULT_FD_ENV))
+    if not stat.S_ISSOCK(os.fstat(fd).st_mode):
+        return fd
+    with socket.socket(fileno=fd) as hand:
+        _, fds, _, _ = socket.recv_fds(hand, 16, 1)
+    if len(fds) != 1:
+        sys.exit("kernelevolve worker: the evaluator handed over no events pipe")
+    return fds[0]
+
+
 def main() -> None:
     # The descriptors leave the environment, where a candidate would look for them first.
-    fd = int(os.environ.pop(RESULT_FD_ENV))
+    fd = _events_fd()
     from kernelevolve.platforms.extension_cache import take_channel
 
     builds = take_channel()

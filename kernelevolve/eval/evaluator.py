@@ -79,15 +79,11 @@ class WorkerProcess:
         builds = Channel(BuildService(timeout_s=build_timeout_s, env=platform.worker_env(), memory_limit=limit))
         env.update(builds.child_env())
         try:
-            self.proc = spawn.start(  # its own process group, killed whole, in the candidate's namespaces
-                [sys.executable, "-m", "kernelevolve.eval.worker"],
-                sandboxed=True,
+            self.proc = spawn.start_worker(  # its own process group, killed whole, in the candidate's namespaces
+                env,
                 memory_limit=limit,  # over its whole process tree, where a memory cgroup can be made
-                stdin=subprocess.PIPE,
-                stdout=self.log,
-                stderr=subprocess.STDOUT,
+                stdout=self.log.fileno(),
                 pass_fds=(write_fd, life_read, *builds.child_fds()),
-                env=env,
             )
         except BaseException:
             builds.close()

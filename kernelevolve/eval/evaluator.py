@@ -1,7 +1,8 @@
 """Parent side of evaluation: one fresh worker process per candidate, a hard timeout on its process group.
 
-The parent never imports torch. A worker is started (torch imported) before its job is known and is
-used for exactly one candidate, so nothing one candidate does can reach the next. With `prestart`,
+The parent never imports torch. A worker is started (torch imported, or forked from the worker zygote that
+imported it: eval/zygote.py) before its job is known and is used for exactly one candidate, so nothing one
+candidate does can reach the next. With `prestart`,
 the next worker is started once an evaluation finishes, so a search pays the import between steps.
 
 Two clocks run against a job: the time the worker spends compiling (its `extension build NAME` stages, the

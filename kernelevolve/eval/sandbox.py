@@ -1,4 +1,6 @@
-"""The candidate's process in Linux namespaces of its own, made by util-linux `unshare` (parent side, torch-free).
+"""The candidate's process in Linux namespaces of its own (parent side, torch-free): made by util-linux `unshare`
+for an exec'd process (`command`), by the forked worker itself for one the worker zygote forks (eval/zygote.py,
+eval/forked.py: the same namespaces, and the same confinement from eval/confine.py, given by `confinement`).
 
 - **No network**: a network namespace holding only a loopback that is down.
 - **Nothing outlives it**: a PID namespace whose init is the worker; when the worker exits or is killed, the kernel
@@ -12,7 +14,7 @@
   stays in its private folder. What its trusted phase wrote (the torch.compile baseline's kernels, the peaks) is
   copied into the caches by the evaluator before the candidate loads (`share_trusted_writes`); nothing the
   candidate writes is. Compiled extensions are read-only: the harness builds them in a step of its own
-  (eval/builds.py). Its capabilities are dropped, so it cannot remount.
+  (eval/builds.py). Its capabilities are dropped, and checked gone before its job, so it cannot remount.
 - **No secrets**: environment variables that look like credentials (API keys, tokens, passwords) are not passed.
 
 - **One memory limit over its process tree** (cpu target): a memory cgroup per worker (eval/cgroup.py) where this
@@ -22,6 +24,8 @@ Not yet: everything stays readable. Where overlayfs cannot be mounted each worke
 As root the namespaces are made directly; otherwise inside a user namespace. Where they cannot be made (no
 `unshare`, user namespaces disabled), the worker runs without them, and where the file system cannot be made
 read-only it runs writable; every result says which (`sandbox`). `KERNELEVOLVE_SANDBOX=off` turns it all off.
+Workers forked by the zygote degrade alike (but drop their capabilities wherever they have namespaces);
+`KERNELEVOLVE_ZYGOTE=off` starts every worker by exec.
 """
 
 from __future__ import annotations

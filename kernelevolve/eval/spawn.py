@@ -1,6 +1,8 @@
 """Child processes that run candidate code (parent side, torch-free): each starts in a process group of its own,
 with this package on its PYTHONPATH, and is killed as a whole group, so a compiler or any other process the
-candidate started (ninja, g++, nvcc) dies with it. The evaluator's workers and the agent's fast check start here.
+candidate started (ninja, g++, nvcc) dies with it. The evaluator's workers and the agent's fast check start here:
+workers forked by the worker zygote where it runs (eval/zygote.py: torch's import paid once per process, not per
+worker), every other process by exec.
 """
 
 from __future__ import annotations

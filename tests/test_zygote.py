@@ -11,6 +11,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -237,3 +238,75 @@ def test_the_parent_side_of_the_zygote_imports_no_torch():
     code = "import sys, kernelevolve.eval.zygote, kernelevolve.eval.forked; print('torch' in sys.modules)"
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert p.returncode == 0 and p.stdout.strip() == "False", p.stderr
+
+
+def _kind(link: str) -> str:
+    if link.endswith("(deleted)"):  # the worker's log, an unnamed temporary file
+        return "deleted"
+    return link.split(":")[0] if link.startswith(("pipe:", "socket:", "anon_inode:")) else link
+
+
+@needs_namespaces
+def test_a_forked_judge_holds_the_descriptors_an_exec_d_one_holds(monkeypatch, own_zygotes):
+    """Read from outside, at `ready`: the worker (the judge) holds the descriptors the evaluator passed and its own
+    (the pipe to the candidate's process), nothing of the zygote's."""
+    from kernelevolve.eval.evaluator import WorkerProcess
+
+    held = {}
+    for mode in ("on", "off"):
+        monkeypatch.setenv(zygote.OFF_ENV, mode)
+        worker = WorkerProcess("cpu")
+        try:
+            event = worker.next_event(time.monotonic() + 120)
+            assert event and event["event"] == "ready", worker.log_tail()
+            (judge,) = Path(f"/proc/{worker.proc.pid}/task/{worker.proc.pid}/children").read_text().split()
+            try:
+                names = os.listdir(f"/proc/{judge}/fd")
+                held[mode] = {int(n): _kind(os.readlink(f"/proc/{judge}/fd/{n}")) for n in names}
+            except PermissionError:
+                pytest.skip("the judge's descriptors are closed to this user (it is not dumpable)")
+        finally:
+            worker.kill()
+            worker.close_events()
+    # The same descriptors (the passed ones' numbers are whatever the evaluator's were: they differ by start)
+    assert sorted(held["on"].values()) == sorted(held["off"].values()), held
+    assert {fd: kind for fd, kind in held["on"].items() if fd <= 3} == {
+        0: "pipe",
+        1: "deleted",
+        2: "deleted",
+        3: "socket",
+    }
+
+
+PARENT = """
+import os, signal, sys, time
+from kernelevolve.eval import zygote
+from kernelevolve.eval.evaluator import WorkerProcess
+
+worker = WorkerProcess("cpu")
+assert worker.next_event(time.monotonic() + 120)["event"] == "ready"
+(z,) = zygote._zygotes.values()
+print(z.pid, worker.proc.pid, flush=True)
+os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+def _gone(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return True
+    return state in ("Z", "X")  # a zombie nobody reaps in a container without an init is gone all the same
+
+
+def test_the_zygote_and_its_workers_end_with_the_process_that_started_them():
+    """Killed with -9, the evaluating process cannot end its zygote: its socket's close does, and the zygote kills
+    the worker it started (whose own lifeline ends it too)."""
+    env = {**os.environ, zygote.OFF_ENV: "on"}
+    p = subprocess.run([sys.executable, "-c", PARENT], capture_output=True, text=True, timeout=300, env=env)
+    assert p.returncode == -signal.SIGKILL, p.stderr[-2000:]
+    zygote_pid, worker_pid = (int(x) for x in p.stdout.split())
+    deadline = time.monotonic() + 30
+    while not (_gone(zygote_pid) and _gone(worker_pid)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _gone(zygote_pid) and _gone(worker_pid)

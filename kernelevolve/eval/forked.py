@@ -83,6 +83,7 @@ def become_worker(spec: Spec, fds: list[int], started: int) -> NoReturn:
         os.setsid()
         os.write(started, b"s")
         _place(fds, spec.targets)  # from here on, stderr is the worker's log
+        _take_working_folder(spec.cwd)  # before the namespaces, as an exec'd worker inherits it
         if not spec.namespaces:
             _run_worker(spec)
         if _libc.unshare(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET) != 0:
@@ -124,10 +125,6 @@ def _in_namespaces(spec: Spec, alive: int) -> NoReturn:
 def _run_worker(spec: Spec) -> NoReturn:
     """What differs between the zygote and a fresh `python -m kernelevolve.eval.worker` in this environment, reset;
     then the worker's main."""
-    zygote_cwd = os.getcwd()
-    os.chdir(spec.cwd)
-    if sys.path and sys.path[0] == zygote_cwd:  # `-m` puts the working folder first
-        sys.path[0] = spec.cwd
     sys.argv = [WORKER_MAIN]
     os.environ.clear()
     os.environ.update(spec.env)
@@ -155,6 +152,14 @@ def _run_worker(spec: Spec) -> NoReturn:
         except (OSError, ValueError):
             pass
     os._exit(code)
+
+
+def _take_working_folder(cwd: str) -> None:
+    """The evaluator's working folder, first on sys.path where the zygote's was (`python -m` puts it there)."""
+    zygote_cwd = os.getcwd()
+    os.chdir(cwd)
+    if sys.path and sys.path[0] == zygote_cwd:
+        sys.path[0] = cwd
 
 
 def _fresh_streams() -> None:

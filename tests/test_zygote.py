@@ -49,6 +49,7 @@ found = {{
     "net": os.readlink("/proc/self/ns/net"),
     "fds": fds,
     "env": dict(os.environ),
+    "environ_block": open("/proc/self/environ", "rb").read().decode(errors="replace").split("\\0"),
 }}
 try:
     os.kill({zygote_pid}, 0)
@@ -117,6 +118,8 @@ def test_a_forked_worker_is_confined_as_an_exec_d_one(tmp_path, monkeypatch, san
         k: v for k, v in execd["env"].items() if k not in private
     }
     assert forked["env"]["TMPDIR"] != execd["env"]["TMPDIR"]
+    # /proc/self/environ: the exec'd worker's start-time environment; nothing of the zygote's where it was forked.
+    assert not "".join(forked["environ_block"]) and f"TMPDIR={execd['env']['TMPDIR']}" in execd["environ_block"]
 
 
 TWIN = """

@@ -128,6 +128,7 @@ def _run_worker(spec: Spec) -> NoReturn:
     sys.argv = [WORKER_MAIN]
     os.environ.clear()
     os.environ.update(spec.env)
+    _blank_zygote_environ()
     tempfile.tempdir = None  # TMPDIR is the worker's private folder now
     _fresh_streams()
     if "numpy.random" in sys.modules:  # seeded at import, in the zygote: a fresh process draws its own seed
@@ -152,6 +153,17 @@ def _run_worker(spec: Spec) -> NoReturn:
         except (OSError, ValueError):
             pass
     os._exit(code)
+
+
+def _blank_zygote_environ() -> None:
+    """Zero the environment block the zygote was exec'd with, which /proc/self/environ shows for good (moving it
+    takes CAP_SYS_RESOURCE): none of the zygote's start-time values stays readable. os.environ was replaced first,
+    so nothing points into it any more."""
+    with open("/proc/self/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    start, end = int(fields[47]), int(fields[48])  # env_start, env_end: fields 50 and 51 of proc(5)
+    if 0 < start < end:
+        ctypes.memset(ctypes.c_void_p(start), 0, end - start)
 
 
 def _take_working_folder(cwd: str) -> None:

@@ -88,13 +88,10 @@ class Server:
             if flags & (socket.MSG_CTRUNC | socket.MSG_TRUNC):
                 raise ValueError("the request was cut short")
             message = json.loads(data)
-            op = message.get("op")
-            if op == "fork":
-                self._fork(message, fds)
-            elif op == "kill":
+            if message.get("op") == "kill":  # answered by the worker's exit
                 self._kill(int(message["pid"]))
-            else:
-                raise ValueError(f"unknown request {op!r}")
+            else:  # a fork, answered with its pid, or why not
+                self._fork(message, fds)
         except (ValueError, KeyError, TypeError, OSError) as e:
             _send(self.sock, {"op": "failed", "error": f"{type(e).__name__}: {e}"})
         finally:
@@ -108,6 +105,8 @@ class Server:
     def _fork(self, message: dict[str, Any], fds: list[int]) -> None:
         from kernelevolve.eval import forked
 
+        if message.get("op") != "fork":
+            raise ValueError(f"unknown request {message.get('op')!r}")
         spec = forked.Spec.from_json(message["spec"])
         sys.stdout.flush()
         sys.stderr.flush()
@@ -133,7 +132,7 @@ class Server:
         if pid in self.children:
             try:
                 os.killpg(pid, signal.SIGKILL)
-            except ProcessLookupError:
+            except OSError:  # none left in the group: its exit is on its way
                 pass
 
     def _reap(self) -> None:

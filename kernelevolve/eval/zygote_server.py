@@ -173,6 +173,7 @@ def main(argv: list[str]) -> None:
     server = Server(sock)
     _send(sock, {"op": "ready", "pid": os.getpid()})
     server.serve()
+    os._exit(0)  # no interpreter teardown: torch's takes a while, and the parent may be waiting
 
 
 if __name__ == "__main__":

@@ -108,6 +108,8 @@ def test_a_forked_worker_is_confined_as_an_exec_d_one(tmp_path, monkeypatch, san
         # Its PID namespace holds the judge (pid 1) and the candidate's process: nothing outside, the zygote neither.
         assert found["pids"] == sorted({1, found["me"]}), found["pids"]
     assert again["zygote"] == "ProcessLookupError"
+    # The zygote itself has a network namespace of its own, without a network.
+    assert os.readlink(f"/proc/{zygote_pid}/ns/net") != os.readlink("/proc/self/ns/net")
     # The descriptors the candidate's process holds: the same numbers, to the same kinds of files.
     assert forked["fds"] == execd["fds"]
     assert os.readlink("/proc/self/ns/net") not in {forked["net"], again["net"], execd["net"]}
@@ -313,3 +315,38 @@ def test_the_zygote_and_its_workers_end_with_the_process_that_started_them():
     while not (_gone(zygote_pid) and _gone(worker_pid)) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert _gone(zygote_pid) and _gone(worker_pid)
+
+
+def _children(pid: int) -> set[int]:
+    return {int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()}
+
+
+def test_a_worker_whose_request_was_interrupted_is_killed_not_handed_on(monkeypatch, own_zygotes, tmp_path):
+    """A caller interrupted (Ctrl-C) between its request and the zygote's answer leaves a worker nobody holds: the
+    next request gets its own worker, never that one, and that one is killed."""
+    monkeypatch.setenv(zygote.OFF_ENV, "on")
+    env = {**spawn.child_env({}), spawn.RESULT_FD_ENV: "1"}  # it waits for a job on stdin
+    with open(tmp_path / "log", "wb") as log:
+        first = spawn.start_worker(env, memory_limit=0, stdout=log.fileno(), pass_fds=())
+        z = _the_zygote()
+        answer = z._reply
+
+        def interrupted(request, deadline):
+            monkeypatch.setattr(z, "_reply", answer)
+            raise KeyboardInterrupt
+
+        monkeypatch.setattr(z, "_reply", interrupted)
+        with pytest.raises(KeyboardInterrupt):
+            spawn.start_worker(env, memory_limit=0, stdout=log.fileno(), pass_fds=())
+        second = spawn.start_worker(env, memory_limit=0, stdout=log.fileno(), pass_fds=())
+        try:
+            assert second.pid != first.pid
+            deadline = time.monotonic() + 30
+            while _children(z.pid) != {first.pid, second.pid} and time.monotonic() < deadline:
+                second.poll()  # reads what the zygote sent: the orphan's exit among it
+                time.sleep(0.05)
+            assert _children(z.pid) == {first.pid, second.pid}
+            assert first.poll() is None and second.poll() is None
+        finally:
+            for proc in (first, second):
+                spawn.kill_group(proc)

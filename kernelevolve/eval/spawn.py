@@ -110,6 +110,9 @@ def start_worker(env: dict[str, str], *, memory_limit: int, stdout: int, pass_fd
         except zygote.ZygoteError as e:
             _release(private_tmp, cage)
             print(f"[kernelevolve] this worker starts by exec: {e}", file=sys.stderr, flush=True)
+        except BaseException:
+            _release(private_tmp, cage)
+            raise
         else:
             _keep(proc, private_tmp, cage)
             return proc

@@ -19,6 +19,7 @@ from __future__ import annotations
 import atexit
 import collections
 import functools
+import itertools
 import json
 import os
 import select
@@ -98,8 +99,10 @@ class Zygote:
         self._exits: dict[int, int] = {}
         self._live: set[int] = set()  # forked workers whose status was not taken yet
         self._pidfds: dict[int, int] = {}
+        self._orphans: set[int] = set()  # started for a caller that stopped waiting: killed, their exits dropped
         self._dead = ""
-        reply = self._reply(time.monotonic() + READY_TIMEOUT_S)
+        self._requests = itertools.count(1)
+        reply = self._reply(0, time.monotonic() + READY_TIMEOUT_S)
         if reply.get("op") != "ready":
             self.close()
             raise ZygoteError(str(reply.get("error") or reply))
@@ -110,15 +113,16 @@ class Zygote:
 
     def fork(self, spec: Spec, fds: Sequence[int]) -> int:
         """A worker for spec, given fds (spec.targets names their numbers); its pid here."""
-        data = json.dumps({"op": "fork", "spec": spec.to_json()}).encode()
         with self._lock:
+            request = next(self._requests)
+            data = json.dumps({"op": "fork", "id": request, "spec": spec.to_json()}).encode()
             if self._dead:
                 raise ZygoteError(self._dead)
             try:
                 socket.send_fds(self.sock, [data], list(fds))
             except OSError as e:
                 raise ZygoteError(f"the request could not be sent: {e}") from e
-            reply = self._reply(time.monotonic() + REPLY_TIMEOUT_S)
+            reply = self._reply(request, time.monotonic() + REPLY_TIMEOUT_S)
             if reply.get("op") != "started":
                 raise ZygoteError(str(reply.get("error") or reply))
             pid = int(reply["pid"])
@@ -189,10 +193,20 @@ class Zygote:
             os.close(fd)
         return code
 
-    def _reply(self, deadline: float) -> dict[str, Any]:
-        """The next reply to a request (exit statuses read meanwhile are kept)."""
+    def _reply(self, request: int, deadline: float) -> dict[str, Any]:
+        """The reply to request (0: the zygote's `ready`); exit statuses read meanwhile are kept. A worker started
+        for an earlier request whose caller stopped waiting (an exception, Ctrl-C) is nobody's: it is killed."""
         with self._lock:
-            while not self._replies:
+            while True:
+                while self._replies:
+                    reply = self._replies.popleft()
+                    if reply.get("id", 0) == request:
+                        return reply
+                    if reply.get("op") == "started":
+                        orphan = int(reply["pid"])
+                        self._live.add(orphan)
+                        self._orphans.add(orphan)
+                        self.kill(orphan)
                 if self._dead:
                     return {"op": "failed", "error": self._dead}
                 left = deadline - time.monotonic()
@@ -201,7 +215,6 @@ class Zygote:
                     self.proc.kill()
                     continue
                 self._pump(min(left, 1.0))
-            return self._replies.popleft()
 
     def _pump(self, timeout: float) -> None:
         """Read every message the zygote sent, waiting up to timeout for the first (under the lock)."""
@@ -220,7 +233,11 @@ class Zygote:
                 return
             message = json.loads(data)
             if message.get("op") == "exit":
-                self._exits[int(message["pid"])] = int(message["code"])
+                pid = int(message["pid"])
+                self._exits[pid] = int(message["code"])
+                if pid in self._orphans:  # nobody will ask
+                    self._orphans.discard(pid)
+                    self._forget(pid, self._exits.pop(pid))
             else:
                 self._replies.append(message)
 
@@ -335,4 +352,13 @@ def close_all() -> None:
             _zygotes.popitem()[1].close()
 
 
+def _forget_after_fork() -> None:
+    """In a child forked from this process: the zygotes and their sockets are the parent's, never the child's."""
+    global _registry
+    _registry = threading.Lock()
+    _zygotes.clear()
+    _failed.clear()
+
+
 atexit.register(close_all)
+os.register_at_fork(after_in_child=_forget_after_fork)

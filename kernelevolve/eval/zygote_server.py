@@ -84,6 +84,7 @@ class Server:
             for fd in fds:
                 os.close(fd)
             return False
+        message: Any = None
         try:
             if flags & (socket.MSG_CTRUNC | socket.MSG_TRUNC):
                 raise ValueError("the request was cut short")
@@ -93,7 +94,8 @@ class Server:
             else:  # a fork, answered with its pid, or why not
                 self._fork(message, fds)
         except (ValueError, KeyError, TypeError, OSError) as e:
-            _send(self.sock, {"op": "failed", "error": f"{type(e).__name__}: {e}"})
+            request = message.get("id", -1) if isinstance(message, dict) else -1
+            _send(self.sock, {"op": "failed", "id": request, "error": f"{type(e).__name__}: {e}"})
         finally:
             for fd in fds:
                 try:
@@ -125,7 +127,7 @@ class Server:
             os.read(started_read, 1)  # its own session now (or dead: then its exit says why)
         finally:
             os.close(started_read)
-        _send(self.sock, {"op": "started", "pid": pid})
+        _send(self.sock, {"op": "started", "id": message.get("id", -1), "pid": pid})
 
     def _kill(self, pid: int) -> None:
         """SIGKILL a worker's whole group; only a child not yet reaped, so the group is certainly its."""

@@ -350,3 +350,22 @@ def test_a_worker_whose_request_was_interrupted_is_killed_not_handed_on(monkeypa
         finally:
             for proc in (first, second):
                 spawn.kill_group(proc)
+
+
+@needs_namespaces
+def test_where_the_file_system_cannot_be_confined_a_forked_worker_runs_in_the_namespaces(
+    tmp_path, monkeypatch, own_zygotes
+):
+    """As the exec'd worker degrades (eval/sandbox.py): the namespaces without confine; the forked worker still
+    drops the capabilities it can (it shares the zygote's user namespace where it is not root)."""
+    namespaces = sandbox._prefix()[0]
+    monkeypatch.setattr(sandbox, "_prefix", lambda: (namespaces, False, "namespaces; the file system is writable"))
+    found = {
+        mode: _probe(tmp_path, tmp_path, f"degraded-{mode}", forked=mode == "on", monkeypatch=monkeypatch)
+        for mode in ("on", "off")
+    }
+    for report in found.values():  # its own PID namespace; no private folder (nothing would confine it to one)
+        assert report["pids"] == sorted({1, report["me"]})
+        assert report["env"].get("TMPDIR") == os.environ.get("TMPDIR")
+    assert found["on"]["status"]["CapEff"] == found["on"]["status"]["CapBnd"] == "0000000000000000"
+    assert "kernelevolve.eval.zygote_server" in found["on"]["judge"]

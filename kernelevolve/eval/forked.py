@@ -8,9 +8,11 @@ whole group at once, unshares the mount, PID and network namespaces (a network n
 abstract Unix sockets) and forks the worker, the first process of the new PID namespace; then it only waits and
 exits as the worker did (`unshare --fork`). The worker dies with it (`--kill-child`), mounts its namespace's /proc
 (`--mount-proc`), joins its memory cgroup, confines the file system, drops every capability and checks in
-/proc/self/status that none is left: a job never runs unconfined where the sandbox was promised. Where no
-namespaces can be made (eval/sandbox.py) the first process is the worker, as the exec'd worker is then `python`
-itself. Nothing here runs candidate code: until `main` the process is the zygote's.
+/proc/self/status that none is left: a job never runs unconfined where the sandbox was promised. It degrades as
+the exec'd worker does (eval/sandbox.py): where the file system cannot be confined it runs in the namespaces
+alone (its capabilities dropped where they can be: it shares the zygote's user namespace, where an exec'd worker
+has one of its own), and where no namespaces can be made the first process is the worker, as the exec'd worker
+is then `python` itself. Nothing here runs candidate code: until `main` the process is the zygote's.
 """
 
 from __future__ import annotations
@@ -116,7 +118,12 @@ def _in_namespaces(spec: Spec, alive: int) -> NoReturn:
         confine.mount_proc()
         if spec.confinement is not None:
             confine.enter(spec.confinement)
-        confine.lock_down()
+            confine.lock_down()
+        else:  # the file system cannot be confined: no capability is promised gone, but none is kept that can go
+            try:
+                confine.drop_capabilities()
+            except OSError:
+                pass
         _run_worker(spec)
     except BaseException:  # noqa: BLE001
         _fail()

@@ -24,8 +24,7 @@ Not yet: everything stays readable. Where overlayfs cannot be mounted each worke
 As root the namespaces are made directly; otherwise inside a user namespace. Where they cannot be made (no
 `unshare`, user namespaces disabled), the worker runs without them, and where the file system cannot be made
 read-only it runs writable; every result says which (`sandbox`). `KERNELEVOLVE_SANDBOX=off` turns it all off.
-Workers forked by the zygote degrade alike (but drop their capabilities wherever they have namespaces);
-`KERNELEVOLVE_ZYGOTE=off` starts every worker by exec.
+Workers forked by the zygote degrade alike; `KERNELEVOLVE_ZYGOTE=off` starts every worker by exec.
 """
 
 from __future__ import annotations

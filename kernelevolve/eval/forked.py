@@ -27,6 +27,7 @@ import signal
 import sys
 import tempfile
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
@@ -73,6 +74,28 @@ class Spec:
             confined = confine.Confinement(tuple(c["writable"]), overlays, tuple(c["cages"]))
         env = {str(k): str(v) for k, v in data["env"].items()}
         return cls(env, [int(t) for t in data["targets"]], str(data["cwd"]), bool(data["namespaces"]), confined)
+
+
+def fork(spec: Spec, fds: list[int], in_child: Callable[[], Any]) -> int:
+    """Fork the worker's first process (in the zygote); its pid, once it leads its own session, so that a kill of
+    its group cannot miss it (or once it died: its exit says why). in_child: called first in the child."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    started_read, started_write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.close(started_read)
+            in_child()
+            become_worker(spec, fds, started_write)
+        finally:
+            os._exit(CANNOT_START)
+    os.close(started_write)
+    try:
+        os.read(started_read, 1)
+    finally:
+        os.close(started_read)
+    return pid
 
 
 def become_worker(spec: Spec, fds: list[int], started: int) -> NoReturn:

@@ -93,7 +93,7 @@ class Server:
                 self._kill(int(message["pid"]))
             else:  # a fork, answered with its pid, or why not
                 self._fork(message, fds)
-        except (ValueError, KeyError, TypeError, OSError) as e:
+        except Exception as e:  # noqa: BLE001 - a request that fails is answered; the zygote serves on
             request = message.get("id", -1) if isinstance(message, dict) else -1
             _send(self.sock, {"op": "failed", "id": request, "error": f"{type(e).__name__}: {e}"})
         finally:
@@ -110,23 +110,9 @@ class Server:
         if message.get("op") != "fork":
             raise ValueError(f"unknown request {message.get('op')!r}")
         spec = forked.Spec.from_json(message["spec"])
-        sys.stdout.flush()
-        sys.stderr.flush()
-        started_read, started_write = os.pipe()
-        pid = os.fork()
-        if pid == 0:
-            try:
-                os.close(started_read)
-                self.sock.detach()  # closed with every other descriptor of the zygote's in the child, never collected
-                forked.become_worker(spec, fds, started_write)
-            finally:
-                os._exit(forked.CANNOT_START)
-        os.close(started_write)
+        # The socket is closed with every other descriptor of the zygote's in the child, never by its collection.
+        pid = forked.fork(spec, fds, in_child=self.sock.detach)
         self.children.add(pid)
-        try:
-            os.read(started_read, 1)  # its own session now (or dead: then its exit says why)
-        finally:
-            os.close(started_read)
         _send(self.sock, {"op": "started", "id": message.get("id", -1), "pid": pid})
 
     def _kill(self, pid: int) -> None:
@@ -171,7 +157,7 @@ def main(argv: list[str]) -> None:
             raise RuntimeError("CUDA was initialised while importing: a forked worker could not use it")
     except BaseException as e:  # noqa: BLE001 - said to the parent, which starts workers by exec instead
         _send(sock, {"op": "failed", "error": f"{type(e).__name__}: {e}"})
-        sys.exit(1)
+        os._exit(1)
     server = Server(sock)
     _send(sock, {"op": "ready", "pid": os.getpid()})
     server.serve()

@@ -149,3 +149,17 @@ def test_kb_oneshot_takes_a_suite_as_its_seeds_and_starts_and_refuses_an_unknown
     cmd[2] = str(tmp_path / "nothing")
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     assert p.returncode != 0 and "neither a one-shot folder" in p.stderr and "Traceback" not in p.stderr
+
+
+def test_worker_start_measures_exec_and_zygote_starts():
+    p = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "worker_start.py"), "--starts", "1"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert p.returncode == 0, p.stderr[-2000:]
+    data = json.loads(p.stdout)
+    for path in ("exec", "zygote"):
+        assert data[path]["wall_s_median"] > 0 and data[path]["cpu_s_median"] > 0, data
+    assert data["zygote_first_start"]["zygote_cpu_s"] > 0, data

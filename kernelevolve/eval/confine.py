@@ -1,7 +1,11 @@
-"""Run inside the candidate's namespaces, before the worker: make the file system read-only except the folders the
-worker must write, then drop every capability and exec the worker (torch-free; started by eval/sandbox.py).
+"""The candidate's confinement inside its namespaces, one implementation for both ways a worker starts: make the
+file system read-only except the folders the worker must write, join its memory cgroup, drop every capability and
+check that they are gone (torch-free).
 
-`python -m kernelevolve.eval.confine [--cgroup DIR] --rw DIR [--rw DIR ...] [--overlay DIR=BASE ...] -- COMMAND...`
+Exec'd (eval/sandbox.py `command`): `python -m kernelevolve.eval.confine [--cgroup DIR] --rw DIR [--rw DIR ...]
+[--overlay DIR=BASE ...] -- COMMAND...` runs as the first process of the namespaces `unshare` made, confines
+itself and execs COMMAND. Forked (eval/forked.py): a worker forked by the zygote (eval/zygote.py) calls the same
+functions on itself.
 
 - With `--cgroup`, it first joins that memory cgroup (eval/cgroup.py): the limit then holds over every process the
   worker starts, and the cgroup files are read-only to them like the rest.
@@ -16,22 +20,24 @@ worker must write, then drop every capability and exec the worker (torch-free; s
   overlayfs cannot be mounted, an empty private folder takes its place (a cold cache, never a shared writable
   one), with a line on stderr.
 - /dev/shm becomes a private tmpfs, /proc/sys read-only.
-- Then `setpriv` clears the capability sets and sets no_new_privs: the candidate, root or not, cannot remount.
+- Then every capability goes (the bounding, ambient, inheritable, permitted and effective sets) and no_new_privs is
+  set, and /proc/self/status must show it: the candidate, root or not, cannot remount, and no exec gives any back.
 
-Exit status 97 with a line on stderr when the root cannot be made read-only (or `setpriv` is missing): the probe
-in eval/sandbox.py then runs workers without this step, and every result says the file system is writable.
+Exit status 97 with a line on stderr when the root cannot be made read-only or the capabilities cannot be dropped:
+the probe in eval/sandbox.py then runs workers without this step, and every result says the file system is
+writable.
 """
 
 from __future__ import annotations
 
 import ctypes
 import os
-import shutil
 import sys
+from dataclasses import dataclass
 
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
 MS_REMOUNT, MS_NOATIME, MS_NODIRATIME, MS_BIND, MS_REC = 32, 1024, 2048, 4096, 16384
-MS_RELATIME, MS_STRICTATIME = 1 << 21, 1 << 24
+MS_PRIVATE, MS_RELATIME, MS_STRICTATIME = 1 << 18, 1 << 21, 1 << 24
 # A mount's own options that a read-only remount must repeat (a user namespace may not clear them: "locked").
 KEPT = {
     "nosuid": MS_NOSUID,
@@ -44,10 +50,50 @@ KEPT = {
 }
 LEFT_WRITABLE = ("/dev", "/proc")  # device nodes; this namespace's own /proc (its /proc/sys is made read-only)
 CANNOT_CONFINE = 97
-CAP_DROP = ["--bounding-set=-all", "--inh-caps=-all", "--ambient-caps=-all", "--no-new-privs"]
+
+PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 24, 38, 47, 4
+_LINUX_CAPABILITY_VERSION_3 = 0x20080522
+CAP_FIELDS = ("CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb")
 
 _libc = ctypes.CDLL(None, use_errno=True)
 _libc.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong, ctypes.c_char_p]
+_libc.prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
+
+
+class _CapHeader(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+
+class _CapData(ctypes.Structure):
+    _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
+
+
+@dataclass(frozen=True)
+class Confinement:
+    """What confines one process: the folders left writable, the caches seen through private overlays
+    ((cache, base of its layers)), the memory cgroups to join."""
+
+    writable: tuple[str, ...]
+    overlays: tuple[tuple[str, str], ...] = ()
+    cages: tuple[str, ...] = ()
+
+    def args(self) -> list[str]:
+        """This module's command-line options for it."""
+        caged = [arg for cage in self.cages for arg in ("--cgroup", cage)]
+        rw = [arg for folder in self.writable for arg in ("--rw", folder)]
+        over = [arg for lower, base in self.overlays for arg in ("--overlay", f"{lower}={base}")]
+        return [*caged, *rw, *over]
+
+    @classmethod
+    def parse(cls, options: list[str]) -> Confinement:
+        def values(flag: str) -> list[str]:
+            return [options[i + 1] for i, o in enumerate(options[:-1]) if o == flag]
+
+        overlays = []
+        for value in values("--overlay"):
+            lower, _, base = value.partition("=")
+            overlays.append((lower, base))
+        return cls(tuple(values("--rw")), tuple(overlays), tuple(values("--cgroup")))
 
 
 def _bytes(text: str | None) -> bytes | None:
@@ -58,6 +104,23 @@ def _mount(source: str | None, target: str, fstype: str | None, flags: int, data
     if _libc.mount(_bytes(source), _bytes(target), _bytes(fstype), flags, _bytes(data)) != 0:
         err = ctypes.get_errno()
         raise OSError(err, f"mount {target}: {os.strerror(err)}")
+
+
+def _prctl(option: int, arg: int = 0) -> None:
+    if _libc.prctl(option, arg, 0, 0, 0) != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"prctl {option}: {os.strerror(err)}")
+
+
+def make_mounts_private() -> None:
+    """Every mount of a new mount namespace private, recursively (what `unshare` does by default): nothing mounted
+    here then propagates back to the host's namespace."""
+    _mount(None, "/", None, MS_REC | MS_PRIVATE)
+
+
+def mount_proc() -> None:
+    """A /proc of this process's PID namespace over the host's (`unshare --mount-proc`)."""
+    _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
 
 
 def _unescape(field: str) -> str:
@@ -130,31 +193,73 @@ def confine(writable: list[str], overlays: list[tuple[str, str]] = ()) -> None:
             # probe (eval/sandbox.py) covers what matters, the root.
 
 
+def enter(confinement: Confinement) -> None:
+    """Join the memory cgroups, then confine the file system (OSError where it cannot be)."""
+    for cage in confinement.cages:  # "0": the writing process itself (its pid in this namespace is not the parent's)
+        with open(os.path.join(cage, "cgroup.procs"), "w") as f:
+            f.write("0")
+    writable = [os.path.realpath(w) for w in confinement.writable]
+    overlays = [(os.path.realpath(lo), os.path.realpath(b)) for lo, b in confinement.overlays]
+    confine([w for w in writable if os.path.isdir(w)], [(lo, b) for lo, b in overlays if os.path.isdir(lo)])
+
+
+def drop_capabilities() -> None:
+    """Every capability of this thread gone for good (the bounding set first, which needs CAP_SETPCAP, then the
+    ambient, inheritable, permitted and effective sets), and no_new_privs: no exec, of a setuid file or as root,
+    gives any back. OSError where a step fails."""
+    with open("/proc/sys/kernel/cap_last_cap") as f:
+        last = int(f.read())
+    _prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL)
+    for cap in range(last + 1):
+        _prctl(PR_CAPBSET_DROP, cap)
+    header = _CapHeader(_LINUX_CAPABILITY_VERSION_3, 0)
+    data = (_CapData * 2)()
+    if _libc.capset(ctypes.byref(header), data) != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"capset: {os.strerror(err)}")
+    _prctl(PR_SET_NO_NEW_PRIVS, 1)
+
+
+def not_dropped() -> list[str]:
+    """What /proc/self/status shows of this process's privileges that should be gone: the capability sets that are
+    not empty, no_new_privs unset ([] when all is as drop_capabilities leaves it)."""
+    left = []
+    with open("/proc/self/status") as f:
+        fields = dict(line.split(":", 1) for line in f if ":" in line)
+    for name in CAP_FIELDS:
+        value = fields.get(name, "").strip()
+        if not value or int(value, 16) != 0:
+            left.append(f"{name} {value or 'missing'}")
+    if fields.get("NoNewPrivs", "").strip() != "1":
+        left.append(f"NoNewPrivs {fields.get('NoNewPrivs', 'missing').strip()}")
+    return left
+
+
+def lock_down() -> None:
+    """drop_capabilities, then check /proc/self/status: OSError unless every set is empty and no_new_privs is set
+    (a job never runs unconfined where the sandbox was promised)."""
+    drop_capabilities()
+    left = not_dropped()
+    if left:
+        raise OSError(f"privileges left after dropping them: {', '.join(left)}")
+
+
 def main(argv: list[str]) -> None:
     if "--" not in argv:
         sys.exit("usage: python -m kernelevolve.eval.confine --rw DIR ... -- COMMAND...")
     split = argv.index("--")
-    options, command = argv[:split], argv[split + 1 :]
-    writable = [os.path.realpath(options[i + 1]) for i, o in enumerate(options) if o == "--rw"]
-    overlays = []
-    for i, o in enumerate(options):
-        if o == "--overlay":
-            lower, _, base = options[i + 1].partition("=")
-            overlays.append((os.path.realpath(lower), os.path.realpath(base)))
-    cages = [options[i + 1] for i, o in enumerate(options) if o == "--cgroup"]
-    setpriv = shutil.which("setpriv")
-    if setpriv is None:
-        print("confine: util-linux `setpriv` is not installed", file=sys.stderr)
-        sys.exit(CANNOT_CONFINE)
+    confinement, command = Confinement.parse(argv[:split]), argv[split + 1 :]
     try:
-        for cage in cages:  # "0": the writing process itself (its pid in this namespace is not the parent's)
-            with open(os.path.join(cage, "cgroup.procs"), "w") as f:
-                f.write("0")
-        confine([w for w in writable if os.path.isdir(w)], [(lo, b) for lo, b in overlays if os.path.isdir(lo)])
+        enter(confinement)
+        lock_down()
     except OSError as e:
         print(f"confine: {e}", file=sys.stderr)
         sys.exit(CANNOT_CONFINE)
-    os.execv(setpriv, [setpriv, *CAP_DROP, "--", *command])
+    try:
+        os.execvp(command[0], command)
+    except OSError as e:
+        print(f"confine: {command[0]}: {e}", file=sys.stderr)
+        sys.exit(127)
 
 
 if __name__ == "__main__":

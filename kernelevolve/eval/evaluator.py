@@ -1,7 +1,8 @@
 """Parent side of evaluation: one fresh worker process per candidate, a hard timeout on its process group.
 
-The parent never imports torch. A worker is started (torch imported) before its job is known and is
-used for exactly one candidate, so nothing one candidate does can reach the next. With `prestart`,
+The parent never imports torch. A worker is started (torch imported, or forked from the worker zygote that
+imported it: eval/zygote.py) before its job is known and is used for exactly one candidate, so nothing one
+candidate does can reach the next. With `prestart`,
 the next worker is started once an evaluation finishes, so a search pays the import between steps.
 
 Two clocks run against a job: the time the worker spends compiling (its `extension build NAME` stages, the
@@ -59,9 +60,10 @@ class WorkerProcess:
         self.started = time.monotonic()
         self.log = tempfile.TemporaryFile()
         read_fd, write_fd = os.pipe()
-        # The launcher (`unshare`) keeps every descriptor it is given till the worker's exit, and the events pipe's
+        # A launcher (`unshare`) keeps every descriptor it is given till the worker's exit, and the events pipe's
         # end, which tells this process that nothing more comes after the result, would wait for it: the worker
-        # receives the pipe over a socket instead, which the launcher keeps in its stead (eval/worker/main.py).
+        # receives the pipe over a socket instead, which a launcher or the zygote keeps in its stead
+        # (eval/worker/main.py).
         hand, hand_child = socket.socketpair()
         # The lifeline: the worker holds its read end and exits when it closes, i.e. when this process is gone
         # (kill -9 of optimize while a candidate hangs would otherwise leave the worker running for ever).
@@ -84,15 +86,11 @@ class WorkerProcess:
         builds = Channel(BuildService(timeout_s=build_timeout_s, env=platform.worker_env(), memory_limit=limit))
         env.update(builds.child_env())
         try:
-            self.proc = spawn.start(  # its own process group, killed whole, in the candidate's namespaces
-                [sys.executable, "-m", "kernelevolve.eval.worker"],
-                sandboxed=True,
+            self.proc = spawn.start_worker(  # its own process group, killed whole, in the candidate's namespaces
+                env,
                 memory_limit=limit,  # over its whole process tree, where a memory cgroup can be made
-                stdin=subprocess.PIPE,
-                stdout=self.log,
-                stderr=subprocess.STDOUT,
+                stdout=self.log.fileno(),
                 pass_fds=(hand_child.fileno(), life_read, *builds.child_fds()),
-                env=env,
             )
         except BaseException:
             builds.close()

@@ -1,4 +1,6 @@
-"""The candidate's process in Linux namespaces of its own, made by util-linux `unshare` (parent side, torch-free).
+"""The candidate's process in Linux namespaces of its own (parent side, torch-free): made by util-linux `unshare`
+for an exec'd process (`command`), by the forked worker itself for one the worker zygote forks (eval/zygote.py,
+eval/forked.py: the same namespaces, and the same confinement from eval/confine.py, given by `confinement`).
 
 - **No network**: a network namespace holding only a loopback that is down.
 - **Nothing outlives it**: a PID namespace whose init is the worker; when the worker exits or is killed, the kernel
@@ -12,7 +14,7 @@
   stays in its private folder. What its trusted phase wrote (the torch.compile baseline's kernels, the peaks) is
   copied into the caches by the evaluator before the candidate loads (`share_trusted_writes`); nothing the
   candidate writes is. Compiled extensions are read-only: the harness builds them in a step of its own
-  (eval/builds.py). Its capabilities are dropped, so it cannot remount.
+  (eval/builds.py). Its capabilities are dropped, and checked gone before its job, so it cannot remount.
 - **No secrets**: environment variables that look like credentials (API keys, tokens, passwords) are not passed.
 
 - **One memory limit over its process tree** (cpu target): a memory cgroup per worker (eval/cgroup.py) where this
@@ -22,6 +24,7 @@ Not yet: everything stays readable. Where overlayfs cannot be mounted each worke
 As root the namespaces are made directly; otherwise inside a user namespace. Where they cannot be made (no
 `unshare`, user namespaces disabled), the worker runs without them, and where the file system cannot be made
 read-only it runs writable; every result says which (`sandbox`). `KERNELEVOLVE_SANDBOX=off` turns it all off.
+Workers forked by the zygote degrade alike; `KERNELEVOLVE_ZYGOTE=off` starts every worker by exec.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ import tempfile
 from collections.abc import Mapping
 
 from kernelevolve.eval import cgroup
+from kernelevolve.eval.confine import Confinement
 from kernelevolve.platforms.peaks import peaks_dir
 
 OFF_ENV = "KERNELEVOLVE_SANDBOX"
@@ -180,26 +184,33 @@ def inductor_cache() -> str:
     return os.environ.get("TORCHINDUCTOR_CACHE_DIR") or os.path.join(tempfile.gettempdir(), f"torchinductor_{user}")
 
 
-def command(
-    cmd: list[str], private_tmp: str | None, cage: str | None = None, writable: list[str] | None = None
-) -> list[str]:
-    """`cmd` in the sandbox: its namespaces, and where the file system can be confined, read-only but for
-    private_tmp and `writable`, in the memory cgroup `cage` (eval/cgroup.py) if given (cmd as it is where there is
-    no sandbox). Without `writable` (a worker) it sees the shared caches through overlays whose writes stay in
-    private_tmp."""
-    namespaces, confined, _ = _prefix()
-    if not namespaces:
-        return list(cmd)
-    if not confined or private_tmp is None:
-        return [*namespaces, *cmd]
+def confinement(
+    private_tmp: str | None, cage: str | None = None, writable: list[str] | None = None
+) -> Confinement | None:
+    """What confines a process in the sandbox (eval/confine.py): read-only but for private_tmp and `writable`, in the
+    memory cgroup `cage` (eval/cgroup.py) if given; None where the file system cannot be confined. Without
+    `writable` (a worker) it sees the shared caches through overlays whose writes stay in private_tmp."""
+    if not confines_files() or private_tmp is None:
+        return None
     if writable is None:  # a worker
         writable, overlays = extra_writable(), _overlays(private_tmp)
     else:
         overlays = []
-    rw = [arg for folder in [private_tmp, *writable] for arg in ("--rw", folder)]
-    over = [arg for lower, base in overlays for arg in ("--overlay", f"{lower}={base}")]
-    caged = ["--cgroup", cage] if cage else []
-    return [*namespaces, sys.executable, *CONFINE, *caged, *rw, *over, "--", *cmd]
+    return Confinement((private_tmp, *writable), tuple(overlays), (cage,) if cage else ())
+
+
+def command(
+    cmd: list[str], private_tmp: str | None, cage: str | None = None, writable: list[str] | None = None
+) -> list[str]:
+    """`cmd` in the sandbox: its namespaces, and where the file system can be confined, `confinement`'s (cmd as it
+    is where there is no sandbox)."""
+    namespaces = prefix()
+    if not namespaces:
+        return list(cmd)
+    confined = confinement(private_tmp, cage, writable)
+    if confined is None:
+        return [*namespaces, *cmd]
+    return [*namespaces, sys.executable, *CONFINE, *confined.args(), "--", *cmd]
 
 
 def extra_writable() -> list[str]:
@@ -216,6 +227,17 @@ def prefix() -> list[str]:
 
 def confines_files() -> bool:
     return _prefix()[1]
+
+
+def zygote_prefix() -> list[str]:
+    """The command line that starts the worker zygote (eval/zygote.py) where workers get namespaces: a network
+    namespace of its own with no network, inside a user namespace where the workers' are (not root), so that it
+    holds the capabilities to make each worker's namespaces; [] where there are none."""
+    namespaces = prefix()
+    if not namespaces:
+        return []
+    user = ["--user", "--map-root-user"] if "--user" in namespaces else []
+    return [namespaces[0], *user, "--net"]
 
 
 def describe(memory_limited: bool = False, in_judge: bool = False) -> str:

@@ -1,6 +1,8 @@
 """Child processes that run candidate code (parent side, torch-free): each starts in a process group of its own,
 with this package on its PYTHONPATH, and is killed as a whole group, so a compiler or any other process the
-candidate started (ninja, g++, nvcc) dies with it. The evaluator's workers and the agent's fast check start here.
+candidate started (ninja, g++, nvcc) dies with it. The evaluator's workers and the agent's fast check start here:
+workers forked by the worker zygote where it runs (eval/zygote.py: torch's import paid once per process, not per
+worker), every other process by exec.
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from kernelevolve.eval import cgroup, sandbox
+from kernelevolve.eval import cgroup, sandbox, zygote
+from kernelevolve.platforms.extension_cache import BUILD_FDS_ENV
 
 PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])
 
@@ -30,6 +33,18 @@ GPU_JUDGE_ENV = "KERNELEVOLVE_GPU_JUDGE"
 GPU_JUDGE_MODES = ("split", "in-process")
 DEVICE_ENV = "KERNELEVOLVE_GPU_INDEX"  # set for GPU targets: the device to initialise before the job
 LIFELINE_ENV = "KERNELEVOLVE_LIFELINE_FD"  # a pipe the evaluator holds open: its end means the evaluator is gone
+# What differs between workers of one environment: not the worker zygote's (eval/zygote.py).
+PER_WORKER = (
+    RESULT_FD_ENV,
+    LIFELINE_ENV,
+    BUILD_FDS_ENV,
+    DEVICE_ENV,
+    MEMORY_LIMIT_ENV,
+    "TMPDIR",
+    "TMP",
+    "TEMP",
+    "TORCHINDUCTOR_CACHE_DIR",
+)
 
 
 def gpu_judge_split(env: Mapping[str, str] = os.environ) -> bool:
@@ -65,17 +80,10 @@ def start(
     this machine has one); both are removed when the child is reaped (`release`) or forgotten. writable: the
     folders it may write besides its own (default: the caches a worker fills, eval/sandbox.py)."""
     private_tmp, cage = None, None
-    if sandboxed and sandbox.confines_files():
-        private_tmp = tempfile.mkdtemp(prefix="kernelevolve-candidate-")
+    if sandboxed:
         env = dict(popen.get("env") if popen.get("env") is not None else os.environ)
-        env.update({name: private_tmp for name in ("TMPDIR", "TMP", "TEMP")})
-        env["TORCHINDUCTOR_CACHE_DIR"] = sandbox.inductor_cache()  # shared, as outside the sandbox
+        private_tmp, cage = _private(env, memory_limit)
         popen["env"] = env
-        if memory_limit > 0 and cgroup.available():
-            try:
-                cage = cgroup.MemoryCage(memory_limit)
-            except OSError:
-                cage = None  # the per-process cap still holds (eval/worker/main.py)
     folder = str(cage.folder) if cage else None
     full = sandbox.command(list(cmd), private_tmp, folder, writable) if sandboxed else list(cmd)
     try:
@@ -83,10 +91,65 @@ def start(
     except BaseException:
         _release(private_tmp, cage)
         raise
-    proc.private_tmp, proc.memory_cage = private_tmp, cage  # type: ignore[attr-defined]
+    _keep(proc, private_tmp, cage)
+    return proc
+
+
+def start_worker(env: dict[str, str], *, memory_limit: int, stdout: int, pass_fds: Sequence[int]) -> Any:
+    """A worker (`python -m kernelevolve.eval.worker`) in the sandbox, as `start` makes it: stdin a pipe, stdout
+    and stderr into the descriptor stdout, pass_fds kept at their numbers. Forked by this process's worker zygote
+    (eval/zygote.py: the same confinement, without the second of torch's import), or exec'd where there is none
+    or KERNELEVOLVE_ZYGOTE=off; a subprocess.Popen or what stands for one (pid, stdin, poll, wait, returncode)."""
+    if zygote.enabled():
+        forked_env = dict(env)
+        private_tmp, cage = _private(forked_env, memory_limit)
+        confinement = sandbox.confinement(private_tmp, str(cage.folder) if cage else None)
+        zygote_env = {k: v for k, v in forked_env.items() if k not in PER_WORKER}
+        try:
+            proc = zygote.fork_worker(zygote_env, forked_env, stdout=stdout, pass_fds=pass_fds, confinement=confinement)
+        except zygote.ZygoteError as e:
+            _release(private_tmp, cage)
+            print(f"[kernelevolve] this worker starts by exec: {e}", file=sys.stderr, flush=True)
+        except BaseException:
+            _release(private_tmp, cage)
+            raise
+        else:
+            _keep(proc, private_tmp, cage)
+            return proc
+    return start(
+        [sys.executable, "-m", "kernelevolve.eval.worker"],
+        sandboxed=True,
+        memory_limit=memory_limit,
+        stdin=subprocess.PIPE,
+        stdout=stdout,
+        stderr=subprocess.STDOUT,
+        pass_fds=tuple(pass_fds),
+        env=env,
+    )
+
+
+def _private(env: dict[str, str], memory_limit: int) -> tuple[str | None, cgroup.MemoryCage | None]:
+    """Where the file system is confined: a private temporary folder, set as TMPDIR in env, and given memory_limit
+    a memory cgroup where one can be made."""
+    if not sandbox.confines_files():
+        return None, None
+    private_tmp = tempfile.mkdtemp(prefix="kernelevolve-candidate-")
+    env.update({name: private_tmp for name in ("TMPDIR", "TMP", "TEMP")})
+    env["TORCHINDUCTOR_CACHE_DIR"] = sandbox.inductor_cache()  # shared, as outside the sandbox
+    cage = None
+    if memory_limit > 0 and cgroup.available():
+        try:
+            cage = cgroup.MemoryCage(memory_limit)
+        except OSError:
+            cage = None  # the per-process cap still holds (eval/worker/main.py)
+    return private_tmp, cage
+
+
+def _keep(proc: Any, private_tmp: str | None, cage: cgroup.MemoryCage | None) -> None:
+    """The child's private folder and cgroup, removed with it (`release`) or when it is forgotten."""
+    proc.private_tmp, proc.memory_cage = private_tmp, cage
     if private_tmp or cage:
         weakref.finalize(proc, _release, private_tmp, cage)
-    return proc
 
 
 def _release(private_tmp: str | None, cage: cgroup.MemoryCage | None) -> None:
@@ -135,10 +198,13 @@ def out_of_memory(proc: subprocess.Popen) -> bool:
 
 def kill_group(proc: subprocess.Popen) -> int:
     """SIGKILL the child's whole process group (its children too), then reap the child; returns its exit status."""
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
+    if isinstance(proc, zygote.ZygoteProcess):
+        proc.kill_group()
+    else:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
     code = proc.wait()
     release(proc)
     return code

@@ -369,3 +369,19 @@ def test_where_the_file_system_cannot_be_confined_a_forked_worker_runs_in_the_na
         assert report["env"].get("TMPDIR") == os.environ.get("TMPDIR")
     assert found["on"]["status"]["CapEff"] == found["on"]["status"]["CapBnd"] == "0000000000000000"
     assert "kernelevolve.eval.zygote_server" in found["on"]["judge"]
+
+
+def test_a_gpu_target_s_worker_starts_by_exec(monkeypatch):
+    """The forked start has not run on a GPU: a worker with a device to initialise is exec'd."""
+    monkeypatch.delenv(zygote.OFF_ENV, raising=False)
+    env = spawn.child_env({spawn.DEVICE_ENV: "0"})
+    read_fd, write_fd = os.pipe()
+    try:
+        proc = spawn.start_worker(env, memory_limit=0, stdout=write_fd, pass_fds=())
+        try:
+            assert isinstance(proc, subprocess.Popen)
+        finally:
+            spawn.kill_group(proc)
+    finally:
+        os.close(read_fd)
+        os.close(write_fd)

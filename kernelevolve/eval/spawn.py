@@ -98,9 +98,11 @@ def start(
 def start_worker(env: dict[str, str], *, memory_limit: int, stdout: int, pass_fds: Sequence[int]) -> Any:
     """A worker (`python -m kernelevolve.eval.worker`) in the sandbox, as `start` makes it: stdin a pipe, stdout
     and stderr into the descriptor stdout, pass_fds kept at their numbers. Forked by this process's worker zygote
-    (eval/zygote.py: the same confinement, without the second of torch's import), or exec'd where there is none
-    or KERNELEVOLVE_ZYGOTE=off; a subprocess.Popen or what stands for one (pid, stdin, poll, wait, returncode)."""
-    if zygote.enabled():
+    (eval/zygote.py: the same confinement, without the second of torch's import), or exec'd where there is none,
+    for GPU targets, or with KERNELEVOLVE_ZYGOTE=off; a subprocess.Popen or what stands for one (pid, stdin,
+    poll, wait, returncode)."""
+    # GPU targets' workers start by exec until the forked start has run on a GPU (their spares hide the start).
+    if zygote.enabled() and DEVICE_ENV not in env:
         forked_env = dict(env)
         private_tmp, cage = _private(forked_env, memory_limit)
         confinement = sandbox.confinement(private_tmp, str(cage.folder) if cage else None)

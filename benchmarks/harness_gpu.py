@@ -123,6 +123,7 @@ def main() -> None:
                 summary = summarize(runs)
                 stage_medians = {k: statistics.median(r.stages.get(k, 0.0) for r in runs) for k in runs[-1].stages}
                 summary["wall_s_median"] = statistics.median(walls)
+                summary["wall_s"] = walls  # each run's: its wall less its own stages, not medians less medians
                 summary["stages_median_s"] = stage_medians
                 entry[f"repeat_{label}"] = summary
                 print(f"{example:8s} repeat {label}: {json.dumps(summary)}", flush=True)

@@ -163,3 +163,30 @@ def test_worker_start_measures_exec_and_zygote_starts():
     for path in ("exec", "zygote"):
         assert data[path]["wall_s_median"] > 0 and data[path]["cpu_s_median"] > 0, data
     assert data["zygote_first_start"]["zygote_cpu_s"] > 0, data
+
+
+def test_eval_timeline_times_the_parents_steps_between_the_workers_events(tmp_path):
+    out = tmp_path / "timeline.json"
+    cmd = [
+        sys.executable,
+        str(ROOT / "benchmarks" / "eval_timeline.py"),
+        "--target",
+        "cpu",
+        "--problem",
+        str(ROOT / "tests" / "fixtures" / "kb_relu.py"),
+        "--candidate",
+        str(ROOT / "tests" / "fixtures" / "candidates" / "relu_ok.py"),
+        "--n",
+        "1",
+        "--pause-s",
+        "0.2",
+        "--out",
+        str(out),
+    ]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr[-2000:]
+    (run,) = json.loads(out.read_text())
+    events = [what for _, what in run["events_ms"]]
+    assert run["status"] == "ok" and 0 <= run["unstaged_s"] < run["wall_s"], run
+    for step in ("evaluate <", "send_job <", "stage load", "result", "kill <", "kill >", "evaluate >"):
+        assert step in events, events

@@ -385,3 +385,34 @@ def test_a_gpu_target_s_worker_starts_by_exec(monkeypatch):
     finally:
         os.close(read_fd)
         os.close(write_fd)
+
+
+@needs_namespaces
+def test_every_thread_waiting_on_a_forked_worker_reads_its_exit(tmp_path, monkeypatch, own_zygotes):
+    """The evaluation's thread reads a worker's end while a Ctrl-C's clean-up kills it and waits too: both read its
+    exit status (one took it from the other, which then waited for ever, and a Ctrl-C'd search never ended)."""
+    import threading
+
+    monkeypatch.setenv(zygote.OFF_ENV, "on")
+    with open(tmp_path / "log", "wb") as log:
+        for _ in range(3):
+            hanging = spawn.start_worker(
+                {**spawn.child_env({}), spawn.RESULT_FD_ENV: "1"}, memory_limit=0, stdout=log.fileno(), pass_fds=()
+            )
+            assert isinstance(hanging, zygote.ZygoteProcess) and hanging.poll() is None
+            codes: dict[str, int] = {}
+
+            def wait(proc=hanging, codes=codes) -> None:  # as the evaluation's thread reads a worker's end
+                codes["wait"] = proc.wait(timeout=30)
+
+            def kill(proc=hanging, codes=codes) -> None:  # as Evaluator.close kills a busy worker
+                codes["kill"] = spawn.kill_group(proc)
+
+            waiting = threading.Thread(target=wait, daemon=True)
+            killing = threading.Thread(target=kill, daemon=True)
+            waiting.start()
+            time.sleep(0.2)
+            killing.start()
+            waiting.join(20)
+            killing.join(20)
+            assert codes == {"wait": -signal.SIGKILL, "kill": -signal.SIGKILL}, codes

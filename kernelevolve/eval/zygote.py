@@ -126,6 +126,7 @@ class Zygote:
             if reply.get("op") != "started":
                 raise ZygoteError(str(reply.get("error") or reply))
             pid = int(reply["pid"])
+            self._exits.pop(pid, None)  # an earlier worker's status under a pid now reused: read before this reply
             self._live.add(pid)
             try:  # its exit stays visible here should the zygote die before it
                 self._pidfds[pid] = os.pidfd_open(pid)
@@ -155,8 +156,8 @@ class Zygote:
         while True:
             with self._lock:
                 self._pump(0.0)
-                if pid in self._exits:
-                    return self._forget(pid, self._exits.pop(pid))
+                if pid in self._exits:  # kept for every waiter (the evaluation's thread and a kill may both wait)
+                    return self._forget(pid, self._exits[pid])
                 if self._dead and self._exited(pid):  # reaped by no one we can ask: its status is unknown
                     return self._forget(pid, -signal.SIGKILL)
                 left = None if deadline is None else deadline - time.monotonic()

@@ -681,7 +681,6 @@ def test_the_judges_block_on_a_gpu_bounds_the_reported_time_and_checks_every_out
             unseen_used=0,
             fresh=lambda n: [([y], torch.relu(y)) for y in (torch.randn(64) for _ in range(n))],
             judge_set=lambda out, ref: compare(out, ref, 1e-5, 1e-5),
-            sets_pass=lambda pairs: False,  # set by set (Criterion.all_pass is tested in test_oracle.py)
             ref_aliases_input=False,
         )
 

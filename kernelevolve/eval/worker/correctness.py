@@ -74,25 +74,6 @@ class Criterion:
             return compare_budget(out, ref, ref, budgets, self.multiple + 1, self.atol, self.rtol)
         return compare(out, ref, self.atol, self.rtol, norm=self.rule != "kernelbench")
 
-    def all_pass(self, pairs: list[tuple[Any, Any]], budgets: list | None) -> bool:
-        """Whether check(out, ref, budgets=budgets) passes for every (out, ref) pair, decided with one read from
-        the device for all of them (a block of calls would otherwise read a few values per call): True only where
-        each would pass; False where any might not, for check() to decide pair by pair and say why. Decides only
-        the measured rule with set budgets over finite floating tensors; False for anything else."""
-        if self.rule != "measured" or budgets is None or not pairs:
-            return False
-        multiple = self.multiple + 1  # as check() with budgets alone: the reference's own error counts once more
-        verdicts: list[torch.Tensor] = []
-        for out, ref in pairs:
-            outs, refs = tree_flatten(out)[0], tree_flatten(ref)[0]
-            if len(outs) != len(refs) or len(refs) != len(budgets):
-                return False
-            for o, r, b in zip(outs, refs, budgets):
-                if b is None or not _same_float_tensor(o, r) or r.numel() > CHUNK:
-                    return False
-                verdicts.append(_within_budget(o, r, b, multiple))
-        return bool(torch.stack(verdicts).all()) if verdicts else False
-
     def describe(self) -> str:
         if self.rule == "kernelbench":
             return f"kernelbench: atol = rtol = {self.atol:g} elementwise, given inputs only"
@@ -140,35 +121,6 @@ def compare_budget(
             wrong = _placement(o, r, where)
         result = result.merge(wrong or _budget_leaf(o, e, r, b, multiple, where))
     return result
-
-
-# all_pass is stricter than _budget_leaf by this relative margin: sums taken in another order may round otherwise.
-ALL_PASS_MARGIN = 1e-9
-
-
-def _same_float_tensor(o: Any, r: Any) -> bool:
-    return (
-        isinstance(o, torch.Tensor)
-        and isinstance(r, torch.Tensor)
-        and r.is_floating_point()
-        and (o.shape, o.dtype, o.device) == (r.shape, r.dtype, r.device)
-    )
-
-
-def _within_budget(o: torch.Tensor, r: torch.Tensor, b: LeafBudget, multiple: float) -> torch.Tensor:
-    """On the device, without reading it: whether every element of o and r is finite and o is within _budget_leaf's
-    bounds against r as the exact value, elementwise and in norm (an all-zero r: o must equal it)."""
-    if r.numel() == 0:
-        return torch.ones((), dtype=torch.bool, device=r.device)
-    of, rf = o.detach().reshape(-1).to(torch.float64), r.detach().reshape(-1).to(torch.float64)
-    finite = torch.isfinite(of).all() & torch.isfinite(rf).all()
-    diff = of.sub(rf).abs_()
-    keep = 1.0 - ALL_PASS_MARGIN
-    scale = rf.abs().mul_(b.eps / multiple).add_(b.abs_err)
-    elementwise = (diff <= scale.mul_(multiple * keep)).all()
-    limit = multiple * keep * (b.norm_err + b.eps / multiple)
-    in_norm = torch.linalg.vector_norm(diff) <= limit * torch.linalg.vector_norm(rf)
-    return finite & elementwise & in_norm
 
 
 def _finite_norm(t: torch.Tensor) -> bool:

@@ -119,10 +119,6 @@ class PreparedCase:
     def judge_set(self, out: Any, ref: Any) -> Comparison:
         return self.criterion.check(out, ref, budgets=self.set_budgets)
 
-    def sets_pass(self, pairs: list[tuple[Any, Any]]) -> bool:
-        """True only where judge_set passes on every (out, ref) pair (Criterion.all_pass: one read for all)."""
-        return self.criterion.all_pass(pairs, self.set_budgets)
-
 
 def criterion_for(job: EvalJob, module: Any, dtype: torch.dtype) -> Criterion:
     """The problem's TOLERANCE wins; else the job's rule, whose fallback (a trial without an oracle) is the

@@ -270,7 +270,7 @@ class CandidateProcess:
                 graph.replay()
                 sync(self.device)
                 # The replay must reproduce the calls' own outputs (room for a reduction's order, where they are
-                # not bit for bit the same); a mode decision only: the judge compares every output of the block
+                # not equal element for element); a mode decision only: the judge compares every output of the block
                 # itself.
                 if not all(_same(a, b) or compare(a, b, 1e-5, 1e-3, norm=False).ok for a, b in zip(outs, eager)):
                     raise RuntimeError("the graph's outputs differ from the calls' own")
@@ -385,7 +385,8 @@ class CandidateProcess:
 
 
 def _same(a: Any, b: Any) -> bool:
-    """Whether two outputs hold the same tensors, bit for bit (one comparison each, cheaper than the comparator's)."""
+    """Whether two outputs hold equal tensors, element for element (one comparison each, cheaper than the
+    comparator's; NaNs differ here and go to the comparator)."""
     return trees.same_layout([a, b]) and all(torch.equal(s, t) for s, t in zip(trees.tensors(a), trees.tensors(b)))
 
 

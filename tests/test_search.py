@@ -21,13 +21,13 @@ PROBLEM = FIXTURES / "transpose.py"
 SEED = CANDIDATES / "transpose_cpp.py"
 
 
-def optimize_cmd(runs_dir, *args: str) -> list[str]:
+def optimize_cmd(runs_dir, *args: str, problem=PROBLEM) -> list[str]:
     return [
         sys.executable,
         "-m",
         "kernelevolve",
         "optimize",
-        str(PROBLEM),
+        str(problem),
         "--seed",
         str(SEED),
         "--target",
@@ -41,8 +41,8 @@ def optimize_cmd(runs_dir, *args: str) -> list[str]:
     ]
 
 
-def optimize(runs_dir, *args: str, **kw) -> subprocess.CompletedProcess:
-    return subprocess.run(optimize_cmd(runs_dir, *args), capture_output=True, text=True, timeout=600, **kw)
+def optimize(runs_dir, *args: str, problem=PROBLEM) -> subprocess.CompletedProcess:
+    return subprocess.run(optimize_cmd(runs_dir, *args, problem=problem), capture_output=True, text=True, timeout=600)
 
 
 def _result(fitness: float | None, status: Status = Status.OK) -> EvalResult:
@@ -89,10 +89,18 @@ def test_store_reports_an_unusable_location(tmp_path):
 
 @pytest.fixture(scope="module")
 def greedy_run(tmp_path_factory):
+    """The search on the fixture's transpose at a quarter of its sizes: each new best is evaluated twice, and the
+    timing of the full sizes made this one search most of the file's time."""
     runs = tmp_path_factory.mktemp("greedy")
-    p = optimize(runs, "--strategy", "greedy", "--budget", "4")
+    problem = runs.parent / "transpose_small.py"
+    text = PROBLEM.read_text().replace("N = 2048\n", "N = 1024\n")
+    problem.write_text(
+        text.replace('SHAPE_CASES = [{"N": 2048}, {"N": 1000}]', 'SHAPE_CASES = [{"N": 1024}, {"N": 500}]')
+    )
+    assert "1024" in problem.read_text() and "500" in problem.read_text()
+    p = optimize(runs, "--strategy", "greedy", "--budget", "4", problem=problem)
     assert p.returncode == 0, p.stderr
-    return runs, json.loads(p.stdout), p.stderr
+    return runs, json.loads(p.stdout), p.stderr, problem
 
 
 def test_optimize_end_to_end_then_resume_export_runs_and_show(greedy_run, cpu_evaluator, tmp_path):
@@ -107,7 +115,7 @@ def test_optimize_end_to_end_then_resume_export_runs_and_show(greedy_run, cpu_ev
 def _check_optimize_end_to_end_on_the_cpu(greedy_run):
     """The C++ seed built, tuned, stored, summarised as JSON (the driver's rules are tested on doubles in
     test_driver.py)."""
-    runs, out, stderr = greedy_run
+    runs, out, stderr, _ = greedy_run
     assert "no LLM configured: using the tune operator only" in stderr
     assert out["evaluations"] == 4 and out["best_node"] is not None and out["seed_fitness"] > 0
     assert out["stop_reason"] == "budget of 4 nodes reached" and out["best_speedup_compile"] is None  # cpu
@@ -116,8 +124,8 @@ def _check_optimize_end_to_end_on_the_cpu(greedy_run):
 
 
 def _check_rerunning_the_same_command_resumes_and_reports(greedy_run):
-    runs, first, _ = greedy_run
-    p = optimize(runs, "--strategy", "greedy", "--budget", "4")
+    runs, first, _, problem = greedy_run
+    p = optimize(runs, "--strategy", "greedy", "--budget", "4", problem=problem)
     assert p.returncode == 0 and json.loads(p.stdout)["run"] == first["run"]
     assert "resumed (4 nodes stored)" in p.stderr
     resumed = subprocess.run(  # the command Ctrl-C prints: the run as it was specified, its budget of 4 kept
@@ -127,12 +135,12 @@ def _check_rerunning_the_same_command_resumes_and_reports(greedy_run):
         timeout=300,
     )
     assert resumed.returncode == 0 and json.loads(resumed.stdout)["stop_reason"] == "budget of 4 nodes reached"
-    missing = optimize(runs, "--start", str(runs / "nope.py"))
+    missing = optimize(runs, "--start", str(runs / "nope.py"), problem=problem)
     assert missing.returncode == 2 and "nope.py: no such starting kernel" in missing.stderr
 
 
 def _check_export_dispatches_per_case_and_is_correct(greedy_run, cpu_evaluator, tmp_path):
-    runs, out, _ = greedy_run
+    runs, out, _, problem = greedy_run
     exported = tmp_path / "exported.py"
     p = subprocess.run(
         [sys.executable, "-m", "kernelevolve", "export", out["run"], "--runs-dir", str(runs), "--out", str(exported)],
@@ -143,7 +151,7 @@ def _check_export_dispatches_per_case_and_is_correct(greedy_run, cpu_evaluator, 
     assert p.returncode == 0, p.stderr
     text = exported.read_text()
     assert "_DISPATCH" in text and "| case | shape | kernel | speedup |" in text
-    result = cpu_evaluator.evaluate(load_problem(PROBLEM), exported, trials=2)
+    result = cpu_evaluator.evaluate(load_problem(problem), exported, trials=2)
     assert result.status is Status.OK, result.reason
     assert all(c.correct for c in result.cases) and len(result.cases) == 2
 
@@ -245,7 +253,7 @@ def test_export_patterns_wildcard_data_dependent_sizes():
 
 
 def _check_runs_and_show_list_the_run(greedy_run):
-    runs, out, _ = greedy_run
+    runs, out, *_ = greedy_run
     p = subprocess.run(
         [sys.executable, "-m", "kernelevolve", "runs", "--runs-dir", str(runs)],
         capture_output=True,

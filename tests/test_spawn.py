@@ -85,9 +85,9 @@ def test_fast_check_kills_a_process_the_import_left_running(sandbox_writable):
     """The agent's CHECK imports the file in its own process: on timeout, a process that the import started (a
     compiler, here `sleep 60`) is killed too, not left running."""
     beat = sandbox_writable / "grandchild.beat"
-    message = fast_check(_spawns_and_hangs(beat), "cpu", timeout_s=15)
-    assert message == "check failed: importing the file took more than 15 s"
-    assert beat.is_file(), "the check process had not reached the file's code within 15 s"
+    message = fast_check(_spawns_and_hangs(beat), "cpu", timeout_s=8)
+    assert message == "check failed: importing the file took more than 8 s"
+    assert beat.is_file(), "the check process had not reached the file's code within 8 s (torch's import and more)"
     assert _stopped(beat), "the grandchild survived the check's timeout"
 
 

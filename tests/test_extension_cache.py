@@ -354,3 +354,133 @@ def test_torch_s_precompiled_header_never_fails_a_build(tmp_path, monkeypatch, u
     extension_cache.build_into(request_of("load_inline", arguments), folder)
     assert (folder / f"{name}.so").is_file()
     assert cpp_extension.remove_extension_h_precompiler_headers is read_only  # torch's own restored after the build
+
+
+# ---- torch's header, precompiled per flag set ----
+
+SEED_FLAGS = ["-O3", "-march=native", "-fopenmp"]  # the flags of the shipped C++ seeds and examples
+
+
+def _cpp_request(name: str, source: str = "int f() { return 1; }\n", **more) -> dict:
+    return request_of("load_inline", {"name": name, "cpp_sources": source, "extra_cflags": SEED_FLAGS, **more})
+
+
+def test_a_c_plus_plus_load_inline_has_one_header_per_flag_set():
+    """Sources and names do not change torch's compile flags, so they share one header; flags do. CUDA, `load`'s
+    own files and sources without torch's header get none."""
+    header = extension_cache.header_request
+    a, b = header(_cpp_request("a")), header(_cpp_request("b", "int g() { return 2; }\n", functions=["g"]))
+    assert a is not None and key(a) == key(b)
+    assert key(header(_cpp_request("a", extra_include_paths=["/x"]))) != key(a)
+    fast_math = request_of(
+        "load_inline", {"name": "a", "cpp_sources": "", "extra_cflags": [*SEED_FLAGS, "-ffast-math"]}
+    )
+    assert key(header(fast_math)) != key(a)
+    assert header(_cpp_request("a", cuda_sources="__global__ void k() {}")) is None
+    assert header(_cpp_request("a", no_implicit_headers=True)) is None
+    assert header(request_of("load", {"name": "a", "sources": []})) is None
+
+
+def test_the_build_step_looks_for_torch_s_header_in_the_header_folder_first(tmp_path):
+    """The folder the service names comes before torch's own on the include path (where the compiler finds the
+    precompiled form, or its text): a header there that stops the compiler stops this build."""
+    header = tmp_path / "header"
+    (header / "torch").mkdir(parents=True)
+    (header / "torch" / "extension.h").write_text("#error the header folder came first\n")
+    folder = tmp_path / "build"
+    folder.mkdir()
+    request = _cpp_request("ke_header_first")
+    with pytest.raises(RuntimeError, match="the header folder came first"):
+        extension_cache.build_into({**request, extension_cache.PRECOMPILED: str(header)}, folder)
+
+
+def test_the_header_a_request_names_is_the_service_s_own(tmp_path, monkeypatch):
+    """A candidate's process writes the request: a header folder it names is dropped, and the service's own (none
+    here) is what the build step gets."""
+    seen: list[dict] = []
+    monkeypatch.setattr(BuildService, "header", lambda self, request, alive=None: None)
+    monkeypatch.setattr(
+        BuildService, "_step", lambda self, args, request, *rest: (seen.append(request), ("", 1, "no"))[1]
+    )
+    service = BuildService(root=tmp_path / "extensions", timeout_s=60)
+    request = _cpp_request("ke_named")
+    reply = service.build({**request, extension_cache.PRECOMPILED: "/a/folder/of/the/candidate"})
+    assert reply == {"ok": False, "log": "no"} and seen == [request]
+
+
+def _fake_header_step(made: list[dict], code: int = 0):
+    """The header step, standing in: a precompiled header that is an empty file (code 0), or a failure."""
+
+    def step(self, args, request, name, alive, timeout_s):
+        made.append(request)
+        if args[0] == "--header" and code == 0:
+            target = Path(args[-1], "torch", "extension.h.gch")
+            target.parent.mkdir()
+            target.write_bytes(b"")
+        return "", code, "the compiler said no" if code else ""
+
+    return step
+
+
+def test_a_header_is_made_at_a_flag_set_s_second_build_and_the_last_used_are_kept(tmp_path, monkeypatch):
+    """Making one costs more than one build saves: the first build of a flag set goes without, the second makes it,
+    later ones use it; HEADERS_KEPT are kept, and a flag set whose header could not be made is not tried again."""
+    from kernelevolve.eval import builds
+
+    made: list[dict] = []
+    monkeypatch.setattr(BuildService, "_step", _fake_header_step(made))
+    service = BuildService(root=tmp_path / "extensions", timeout_s=60)
+    flag_sets = [[f"-DFLAGS={i}"] for i in range(builds.HEADERS_KEPT + 1)]
+    folders = []
+    for flags in flag_sets:
+        request = request_of("load_inline", {"name": "k", "cpp_sources": "", "extra_cflags": flags})
+        before = len(made)
+        assert service.header(request) is None and len(made) == before  # the flag set's first build: none made
+        folder = service.header(request)
+        assert folder is not None and (folder / "torch" / "extension.h.gch").is_file()
+        folders.append(folder)
+        time.sleep(0.01)  # the marks of last use differ
+    assert len(made) == len(flag_sets) and not folders[0].exists()  # the one used longest ago was removed
+    assert all(f.exists() for f in folders[1:])
+    again = request_of("load_inline", {"name": "k2", "cpp_sources": "x", "extra_cflags": flag_sets[-1]})
+    assert service.header(again) == folders[-1] and len(made) == len(flag_sets)  # made once
+
+    monkeypatch.setattr(BuildService, "_step", _fake_header_step(made, code=1))
+    refused = request_of("load_inline", {"name": "k", "cpp_sources": "", "extra_cflags": ["-std=c++98"]})
+    assert [service.header(refused) for _ in range(3)] == [None, None, None]
+    assert len(made) == len(flag_sets) + 1  # tried once: the flag set keeps an empty folder that says why
+    (empty,) = [p for p in (tmp_path / "extensions" / ".headers").iterdir() if (p / "not-made.txt").is_file()]
+    assert "the compiler said no" in (empty / "not-made.txt").read_text()
+
+
+def test_a_header_being_made_by_another_is_not_waited_for(tmp_path, monkeypatch):
+    """Making one takes longer than a build without it: a build that finds it under way goes on without."""
+    import fcntl
+    import os
+
+    made: list[dict] = []
+    monkeypatch.setattr(BuildService, "_step", _fake_header_step(made))
+    service = BuildService(root=tmp_path / "extensions", timeout_s=60)
+    request = _cpp_request("k")
+    assert service.header(request) is None  # the flag set's first build
+    lock = tmp_path / "extensions" / ".locks" / f"header-{key(extension_cache.header_request(request))}.lock"
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        t0 = time.monotonic()
+        assert service.header(request) is None and time.monotonic() - t0 < 1 and made == []
+    finally:
+        os.close(fd)
+    assert service.header(request) is not None and len(made) == 1
+
+
+def test_torch_s_header_precompiled_for_the_seeds_flags_is_taken_by_the_compiler():
+    """For real, in the extension cache the seeds' and examples' builds use (made here if no build made it yet):
+    the build step keeps a precompiled header only where the compiler, given torch's compile flags for these, takes
+    it in place of parsing torch's header."""
+    service, request = BuildService(timeout_s=600), _cpp_request("ke_seed_flags", extra_ldflags=["-fopenmp"])
+    folder = service.header(request) or service.header(request)  # made at a flag set's second build
+    if folder is None:
+        not_made = list((extension_cache.extensions_root() / ".headers").glob("*/not-made.txt"))
+        pytest.fail(f"no precompiled header: {[p.read_text() for p in not_made]}")
+    assert (folder / "torch" / "extension.h.gch").stat().st_size > 0

@@ -10,7 +10,7 @@ import typer
 
 from kernelevolve.cli.common import app, plain_console, usage_error
 from kernelevolve.cli.runs_cmd import confirm
-from kernelevolve.platforms.extension_cache import BUILT, extensions_root
+from kernelevolve.platforms.extension_cache import BUILT, HEADERS, extensions_root
 
 cache_app = typer.Typer(no_args_is_help=False)
 app.add_typer(cache_app, name="cache")
@@ -41,7 +41,8 @@ def human(size: int) -> str:
 
 @cache_app.callback(invoke_without_command=True)
 def cache_command(ctx: typer.Context) -> None:
-    """The extension build cache: where it is and its size (`cache clear` removes it).
+    """The extension build cache: where it is and its size (`cache clear` removes it). It holds torch's header
+    precompiled for the last few flag sets of C++ builds too, some 800 MB each.
 
     It lives under $KERNELEVOLVE_CACHE, else $XDG_CACHE_HOME/kernelevolve, else ~/.cache/kernelevolve."""
     if ctx.invoked_subcommand is not None:
@@ -52,7 +53,9 @@ def cache_command(ctx: typer.Context) -> None:
         out.print(f"extension builds: none ({folder} does not exist)", highlight=False, markup=False)
         return
     builds, size = usage(folder)
-    out.print(f"extension builds: {builds} in {folder}, {human(size)}", highlight=False, markup=False)
+    headers, header_size = usage(folder / HEADERS)
+    of_which = f" (of which {headers} precompiled torch headers, {human(header_size)})" if headers else ""
+    out.print(f"extension builds: {builds} in {folder}, {human(size)}{of_which}", highlight=False, markup=False)
 
 
 @cache_app.command("clear")

@@ -13,6 +13,10 @@ and reads one reply per request. The service, a thread of the parent per child:
   folder holding anything but plain files and folders, and renames the finished folder to `extensions/K`. A
   build killed part-way (its deadline, its child's death) leaves a staging folder that nothing loads and the
   next build of K does not wait on.
+- from the second C++ load_inline build of a set of flags on, a build gets torch's header precompiled for
+  those flags (`header`: the same step with --header, kept under `extensions/.headers/H` the same way, the
+  HEADERS_KEPT last used), which halves its compile; a flag set whose header cannot be made keeps an empty
+  folder, and its builds parse the header as before.
 
 Candidates see the cache read-only (eval/sandbox.py): they load builds and can neither write nor replace one.
 """
@@ -35,12 +39,24 @@ from pathlib import Path
 from typing import Any
 
 from kernelevolve.eval import spawn
-from kernelevolve.platforms.extension_cache import BUILD_FDS_ENV, BUILT, KINDS, built, extensions_root, key
+from kernelevolve.platforms.extension_cache import (
+    BUILD_FDS_ENV,
+    BUILT,
+    HEADERS,
+    KINDS,
+    PRECOMPILED,
+    TORCH_HEADER,
+    built,
+    extensions_root,
+    header_request,
+    key,
+)
 
 LOCKS, STAGING = ".locks", ".staging"
 # What a failed build's log keeps: its first error is near the head, the last at the end.
 LOG_HEAD, LOG_TAIL = 4000, 12000
 STALE_STAGING_S = 3600.0
+HEADERS_KEPT = 3  # precompiled headers (some 800 MB each) kept, the last used
 
 
 class BuildService:
@@ -61,11 +77,12 @@ class BuildService:
     def build(self, request: dict[str, Any], alive: Callable[[], bool] = lambda: True) -> dict[str, Any]:
         """{"ok": True, "folder": ...} or {"ok": False, "log": what the compiler said, or why there is no build}."""
         try:
+            request = {k: v for k, v in request.items() if k != PRECOMPILED}  # the service's to set, not the caller's
             name = str(request["kwargs"]["name"])
             if request.get("kind") not in KINDS:
                 raise ValueError(f"unknown kind {request.get('kind')!r}")
             build_key = key(request)
-        except (KeyError, TypeError, ValueError) as e:
+        except (AttributeError, KeyError, TypeError, ValueError) as e:
             return {"ok": False, "log": f"malformed build request: {e}"}
         folder = built(self.root, build_key)
         if folder is not None:
@@ -76,35 +93,109 @@ class BuildService:
             folder = built(self.root, build_key)  # built by another while this waited
             if folder is not None:
                 return {"ok": True, "folder": str(folder)}
-            _sweep(self.root / STAGING)
-            staging = Path(tempfile.mkdtemp(prefix=f"{build_key}-", dir=self.root / STAGING))
+            header = self.header(request, alive)
+            if header is not None:
+                request = {**request, PRECOMPILED: str(header)}
+            staging = self._staging(build_key)
             try:
-                log = self._compile(request, staging, name, alive)
-                if log is not None:
-                    return {"ok": False, "log": log}
-                odd = _not_plain(staging)
-                if odd:  # the build step ran the candidate's flags: a link here could point the parent anywhere
-                    return {"ok": False, "log": f"the build left {odd}, which is not a plain file or folder"}
-                fd = os.open(staging / BUILT, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
-                with os.fdopen(fd, "w") as marker:
-                    marker.write(json.dumps({"name": name, "pid": os.getpid()}) + "\n")
-                final = self.root / build_key
-                if final.exists():  # an unfinished folder of an older layout: never loaded, replaced
-                    shutil.rmtree(final, ignore_errors=True)
-                os.rename(staging, final)
-                return {"ok": True, "folder": str(final)}
+                why, code, log = self._step([str(staging)], request, name, alive, self.timeout_s)
+                if why or code != 0:
+                    return {"ok": False, "log": _failure(why, code, log)}
+                return {"ok": True, "folder": str(self._publish(staging, self.root / build_key, name))}
+            except OSError as e:
+                return {"ok": False, "log": str(e)}
             finally:
                 shutil.rmtree(staging, ignore_errors=True)
 
-    def _compile(self, request: dict[str, Any], staging: Path, name: str, alive: Callable[[], bool]) -> str | None:
-        """Run the build step; None when it built, else the log (or why it was stopped)."""
-        cmd = [sys.executable, "-m", "kernelevolve.eval.worker.build", str(staging)]
+    def header(self, request: dict[str, Any], alive: Callable[[], bool] = lambda: True) -> Path | None:
+        """The folder of torch's header precompiled for the request's flags, or None where none applies or none
+        could be made. Made for the second build of a flag set (making it costs more than one build saves, so a
+        single build never waits for it), in the sandboxed build step (the flags are the candidate's)."""
+        wanted = header_request(request)
+        if wanted is None:
+            return None
+        root, header_key = self.root / HEADERS, key(wanted)
+        deadline = time.monotonic() + self.timeout_s / 2  # the build's own half of its deadline stays its own
+        try:
+            folder = built(root, header_key)
+            if folder is None:
+                for sub in (LOCKS, STAGING, HEADERS):
+                    (self.root / sub).mkdir(parents=True, exist_ok=True)
+                seen = root / f"{header_key}.seen"
+                if not seen.exists():
+                    seen.touch()
+                    return None
+                # Being made by another: this build parses the header itself sooner than it would wait.
+                with _flock(self.root / LOCKS / f"header-{header_key}.lock", alive, deadline=0.0):
+                    folder = built(root, header_key) or self._make_header(wanted, header_key, alive, deadline)
+            if folder is None:
+                return None
+            os.utime(folder / BUILT)  # its last use, which eviction goes by
+            return folder if folder.joinpath(*TORCH_HEADER[:-1], TORCH_HEADER[-1] + ".gch").is_file() else None
+        except OSError:  # its lock held, a full disk: the build goes on without
+            return None
+
+    def _make_header(
+        self, wanted: dict[str, Any], header_key: str, alive: Callable[[], bool], deadline: float
+    ) -> Path | None:
+        """Precompile into a staging folder and publish it, or, where it cannot be made (not GCC, flags torch's
+        header refuses, past its deadline), publish it empty so that no later build of those flags tries again. A
+        step stopped because its requester is gone publishes nothing."""
+        staging = self._staging(f"header-{header_key}")
+        try:
+            left = max(0.0, deadline - time.monotonic())
+            why, code, log = self._step(["--header", str(staging)], wanted, "torch's header", alive, left)
+            if why and not alive():
+                return None
+            if why or code != 0:
+                shutil.rmtree(staging)
+                staging.mkdir()
+                (staging / "not-made.txt").write_text(_failure(why, code, log) + "\n")
+            folder = self._publish(staging, self.root / HEADERS / header_key, "torch/extension.h")
+            self._evict_headers()
+            return folder
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+
+    def _evict_headers(self) -> None:
+        """Keep the HEADERS_KEPT headers last used (a build that was about to read one removed here parses torch's
+        header instead)."""
+        root = self.root / HEADERS
+        made = [p for p in root.iterdir() if (p / BUILT).is_file()]
+        made.sort(key=lambda p: (p / BUILT).stat().st_mtime, reverse=True)
+        for old in made[HEADERS_KEPT:]:
+            gone = Path(tempfile.mkdtemp(prefix="evicted-", dir=self.root / STAGING))
+            os.rename(old, gone / old.name)
+            shutil.rmtree(gone, ignore_errors=True)
+
+    def _staging(self, prefix: str) -> Path:
+        _sweep(self.root / STAGING)
+        return Path(tempfile.mkdtemp(prefix=f"{prefix}-", dir=self.root / STAGING))
+
+    def _publish(self, staging: Path, final: Path, name: str) -> Path:
+        """Mark the finished staging folder and rename it to final (an OSError says why it cannot be)."""
+        odd = _not_plain(staging)
+        if odd:  # the build step ran the candidate's flags: a link here could point the parent anywhere
+            raise OSError(f"the build left {odd}, which is not a plain file or folder")
+        fd = os.open(staging / BUILT, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+        with os.fdopen(fd, "w") as marker:
+            marker.write(json.dumps({"name": name, "pid": os.getpid()}) + "\n")
+        if final.exists():  # an unfinished folder of an older layout: never loaded, replaced
+            shutil.rmtree(final, ignore_errors=True)
+        os.rename(staging, final)
+        return final
+
+    def _step(
+        self, args: list[str], request: dict[str, Any], name: str, alive: Callable[[], bool], timeout_s: float
+    ) -> tuple[str, int | None, str]:
+        """Run the build step on request: (why this service stopped it, or ""; its exit status; its output)."""
+        cmd = [sys.executable, "-m", "kernelevolve.eval.worker.build", *args]
         env = spawn.child_env(self.env or {})
         with tempfile.TemporaryFile() as log:
             proc = spawn.start(
                 cmd,
                 sandboxed=True,
-                writable=[str(staging)],
+                writable=[args[-1]],
                 memory_limit=self.memory_limit,  # the requester's limit holds over its builds too
                 stdin=subprocess.PIPE,
                 stdout=log,
@@ -117,23 +208,23 @@ class BuildService:
                 proc.stdin.close()
             except BrokenPipeError:
                 pass
-            deadline = time.monotonic() + self.timeout_s
-            why = ""
+            why, deadline = "", time.monotonic() + timeout_s
             while proc.poll() is None:
                 if not alive():
                     why = "stopped: the process that asked for it is gone"
                 elif time.monotonic() > deadline:
-                    why = f"the build of {name} ran past {self.timeout_s:g} s"
+                    why = f"the build of {name} ran past {timeout_s:.4g} s"
                 if why:
                     break
                 time.sleep(0.05)
             code = spawn.kill_group(proc)
             log.seek(0)
-            text = log.read().decode(errors="replace")
-        if not why and code == 0:
-            return None
-        tail = _shortened(text).strip()
-        return f"{why}\n{tail}".strip() if why else tail or f"the build step exited with status {code}"
+            return why, code, log.read().decode(errors="replace")
+
+
+def _failure(why: str, code: int | None, log: str) -> str:
+    tail = _shortened(log).strip()
+    return f"{why}\n{tail}".strip() if why else tail or f"the build step exited with status {code}"
 
 
 def _shortened(log: str) -> str:

@@ -15,6 +15,7 @@ different C++ never share, or race on, a build.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import importlib.metadata
@@ -23,9 +24,13 @@ import inspect
 import json
 import os
 import re
+import shlex
+import shutil
+import subprocess
+import sys
 import tempfile
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +48,15 @@ BUILD_STAGE = "extension build"
 
 KINDS = ("load_inline", "load")
 _UNKEYED = ("verbose", "build_directory")  # neither changes the binary; the build service chooses the folder
+
+# torch's header, which every load_inline source begins with, precompiled once per flag set: a build that finds it
+# parses none of torch's headers. The build service keeps them under extensions/HEADERS and names the one a build
+# uses in the request's PRECOMPILED field (its own: a candidate's is dropped); the compiler takes it only where the
+# flags match, and parses the header as before where they do not.
+HEADERS = ".headers"
+PRECOMPILED = "precompiled"
+TORCH_HEADER = ("torch", "extension.h")
+_HEADER_KEYED = ("extra_cflags", "extra_include_paths", "is_python_module")  # what torch's compile flags vary with
 
 
 class BuildError(RuntimeError):
@@ -132,6 +146,82 @@ def key(request: dict[str, Any]) -> str:
     return hashlib.sha256(blob).hexdigest()[:20]
 
 
+def header_request(request: dict[str, Any]) -> dict[str, Any] | None:
+    """The precompiled header a build request can use, as a request of its own (one per flag set, whatever the
+    sources), or None: only a C++ load_inline on Linux begins with torch's header (CUDA and SYCL builds compile
+    it with their own compilers; `load`'s files and executables include what they choose)."""
+    kw = request.get("kwargs")
+    if request.get("kind") != "load_inline" or not isinstance(kw, dict) or not sys.platform.startswith("linux"):
+        return None
+    if any(kw.get(k) for k in ("cuda_sources", "sycl_sources", "with_cuda", "no_implicit_headers", "is_standalone")):
+        return None
+    flags = {k: kw[k] for k in _HEADER_KEYED if kw.get(k) is not None}
+    return {"kind": "header", "kwargs": flags, "cxx": os.environ.get("CXX", "")}
+
+
+def build_header(request: dict[str, Any], folder: Path) -> str:
+    """Precompile torch's header into folder for header_request's flags: the compiler and compile flags of torch's
+    own build file for a load_inline of those flags (less the extension's name), then a check that the compiler
+    takes the result for that header. '' when it does; else why not, and nothing is left (only GCC reads these)."""
+    from torch.utils import cpp_extension
+
+    compiler = cpp_extension.get_cxx_compiler()
+    if not cpp_extension.check_compiler_is_gcc(compiler):
+        return f"{compiler} is not GCC"
+    with tempfile.TemporaryDirectory() as tmp:
+        kw = {**request["kwargs"], "name": "kernelevolve_header", "cpp_sources": [""], "build_directory": tmp}
+        load_inline = getattr(cpp_extension.load_inline, "__wrapped__", cpp_extension.load_inline)
+        with _stubbed(cpp_extension, ("_run_ninja_build", "_import_module_from_library", PCH_REMOVAL)):
+            load_inline(**kw)  # writes torch's build file; builds and loads nothing
+        cxx, flags = _compile_command(Path(tmp) / "build.ninja")
+    flags = [f for f in flags if not f.startswith("-DTORCH_EXTENSION_NAME=")]
+    target = folder.joinpath(*TORCH_HEADER[:-1], TORCH_HEADER[-1] + ".gch")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    source = Path(cpp_extension._TORCH_PATH, "include", *TORCH_HEADER)
+    # Its text beside it: the compiler reads a header whose precompiled form it took from this folder here, when a
+    # source includes it again (the pragma once), and here too when it refuses the precompiled form.
+    shutil.copyfile(source, folder.joinpath(*TORCH_HEADER))
+    made = subprocess.run([*cxx, "-x", "c++-header", str(source), "-o", str(target), *flags], capture_output=True)
+    if made.returncode != 0:
+        shutil.rmtree(target.parent)
+        return f"the compiler refused torch's header with these flags:\n{made.stderr.decode(errors='replace')[-4000:]}"
+    probe = subprocess.run(
+        [*cxx, "-x", "c++", "-fsyntax-only", "-H", f"-I{folder}", *flags, "-"],
+        input=f"#include <{'/'.join(TORCH_HEADER)}>\n".encode(),
+        capture_output=True,
+    )
+    lines = probe.stderr.decode(errors="replace").splitlines()
+    if not any(line.startswith("! ") and line.endswith(TORCH_HEADER[-1] + ".gch") for line in lines):
+        shutil.rmtree(target.parent)
+        return "the compiler does not take the precompiled header:\n" + "\n".join(lines[:20])
+    return ""
+
+
+def _compile_command(build_file: Path) -> tuple[list[str], list[str]]:
+    """The compiler and the flags of a torch build file's compile rule (`$cxx ... $cflags -c $in ... $post_cflags`)."""
+    values: dict[str, str] = {}
+    for line in build_file.read_text().splitlines():
+        name, eq, value = line.partition(" = ")
+        if eq and name in ("cxx", "cflags", "post_cflags"):
+            values[name] = value.replace("$$", "$").replace("$ ", " ")
+    if "cxx" not in values or "cflags" not in values:
+        raise BuildError(f"torch's build file {build_file} has no compile rule this harness knows")
+    return shlex.split(values["cxx"]), shlex.split(values["cflags"]) + shlex.split(values.get("post_cflags", ""))
+
+
+@contextlib.contextmanager
+def _stubbed(module: Any, names: tuple[str, ...]) -> Iterator[None]:
+    """The module's functions of those names (those it has) do nothing while inside."""
+    saved = {name: getattr(module, name) for name in names if hasattr(module, name)}
+    for name in saved:
+        setattr(module, name, lambda *args, **kwargs: None)
+    try:
+        yield
+    finally:
+        for name, original in saved.items():
+            setattr(module, name, original)
+
+
 def built(root: Path, build_key: str) -> Path | None:
     """The complete build of that key, or None."""
     folder = root / build_key
@@ -211,23 +301,18 @@ def build_into(request: dict[str, Any], folder: Path) -> None:
     if request["kind"] == "load":
         kw["sources"] = [str(folder / Path(name).name) for name in kw.get("sources", [])]
     kw["build_directory"] = str(folder)
+    header = request.get(PRECOMPILED)
+    if header:  # searched first: the compiler finds torch/extension.h.gch there before torch's own folders
+        paths = kw.get("extra_include_paths") or []
+        kw["extra_include_paths"] = [str(header), *([paths] if isinstance(paths, str) else paths)]
     # torch's precompiled header lives in torch's own folder, read-only here: load_inline with use_pch writes it
     # there, and without use_pch deletes one found there (left by any earlier use_pch), failing every build.
     # The binary is the same either way, so neither happens.
     kw.pop("use_pch", None)
     call = getattr(cpp_extension, request["kind"])
     call = getattr(call, "__wrapped__", call)  # torch's own, where this process wrapped it (extension_cache)
-    stubbed = {"_import_module_from_library": lambda *args, **kwargs: None}
-    if hasattr(cpp_extension, PCH_REMOVAL):  # absent from torch releases before precompiled headers
-        stubbed[PCH_REMOVAL] = lambda *args, **kwargs: None
-    saved = {name: getattr(cpp_extension, name) for name in stubbed}
-    for name, stub in stubbed.items():
-        setattr(cpp_extension, name, stub)
-    try:
+    with _stubbed(cpp_extension, ("_import_module_from_library", PCH_REMOVAL)):
         call(**kw)
-    finally:
-        for name, original in saved.items():
-            setattr(cpp_extension, name, original)
 
 
 def _build_here(request: dict[str, Any]) -> Path:

@@ -44,7 +44,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         t0 = time.monotonic()
-        header = BuildService(root=root / "extensions").header(request("header"))
+        service = BuildService(root=root / "extensions")
+        header = service.header(request("header")) or service.header(request("header"))  # made at the second
         made_s = time.monotonic() - t0
         if header is None:
             raise SystemExit(f"no header could be made: see {root / 'extensions' / '.headers'}")

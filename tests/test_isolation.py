@@ -54,6 +54,27 @@ def test_stages_say_what_the_evaluation_waited_for(cpu_evaluator, relu_problem):
     assert stages["compile.load"] + stages["compile.first_calls"] == pytest.approx(stages["compile"])
 
 
+def test_an_evaluation_waits_for_the_last_one_s_processes_to_exit(cpu_evaluator, relu_problem):
+    """On a GPU, a killed worker's processes release their CUDA contexts and memory as they exit, which the kill
+    does not wait for: the next evaluation waits for them (its worker would count their memory as another job's),
+    and its stages say how long. Here a process that exits after a second stands for them."""
+    import subprocess
+
+    from kernelevolve.eval import spawn
+
+    slow = subprocess.Popen(["sleep", "1"])
+    try:
+        cpu_evaluator._exiting = spawn.process_tree(slow.pid)  # a GPU worker's kill leaves them there
+        assert list(cpu_evaluator._exiting) == [slow.pid]
+        result = cpu_evaluator.evaluate(relu_problem, CANDIDATES / "relu_ok.py", timed=False)
+    finally:
+        slow.wait()
+    assert result.status is Status.OK, result.reason
+    assert 0.5 < result.stages["previous_exit"] < 5 and cpu_evaluator._exiting == {}
+    again = cpu_evaluator.evaluate(relu_problem, CANDIDATES / "relu_ok.py", timed=False)
+    assert "previous_exit" not in again.stages  # a cpu worker leaves nothing to wait for
+
+
 def test_infinite_loop_is_killed_near_the_timeout(relu_problem):
     from kernelevolve.eval.evaluator import Evaluator
 

@@ -5,7 +5,9 @@ candidate started dies with it."""
 from __future__ import annotations
 
 import os
+import signal
 import stat
+import subprocess
 import sys
 import textwrap
 import time
@@ -112,3 +114,23 @@ def test_removing_a_private_folder_never_changes_the_modes_of_its_parent(tmp_pat
     assert failed, "the folder's own removal never failed: the test did not reach the retry"
     assert not folder.exists()
     assert stat.S_IMODE(parent.stat().st_mode) == 0o755
+
+
+def test_a_process_tree_is_read_whole_and_its_exit_seen(sandbox_writable):
+    """What a GPU evaluation waits for after a kill: every process of the worker's tree, until each has exited (a
+    zombie has); a pid used again by another process is not taken for the one that had it."""
+    p = subprocess.Popen(["sh", "-c", "sleep 30 & sleep 30 & wait"], start_new_session=True)
+    try:
+        deadline = time.monotonic() + 10
+        while len(tree := spawn.process_tree(p.pid)) < 3 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert len(tree) == 3 and p.pid in tree, tree
+        assert spawn.exiting(tree) == tree
+        assert spawn.exiting({p.pid: tree[p.pid] + 1}) == {}  # another process's start time: not this one
+    finally:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.wait()
+    deadline = time.monotonic() + 10
+    while spawn.exiting(tree) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert spawn.exiting(tree) == {}

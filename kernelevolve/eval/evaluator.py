@@ -38,6 +38,9 @@ from kernelevolve.result import EvalResult, Status
 
 LOG_TAIL_CHARS = 4000
 RESULT_DRAIN_S = 5.0  # how long the pipe is read after a result, for the worker's exit to end it
+# How long a GPU evaluation waits for the last one's processes to finish exiting (their device contexts and memory
+# are released as they exit, which the kill does not wait for).
+PREVIOUS_EXIT_S = 5.0
 READY_TIMEOUT_S = 180.0
 
 
@@ -57,6 +60,7 @@ class WorkerProcess:
         self, target: str, memory_limit: int | None = None, device_index: int = 0, build_timeout_s: float = 600.0
     ):
         platform = get_platform(target)
+        self.gpu = platform.device_type != "cpu"
         self.started = time.monotonic()
         self.log = tempfile.TemporaryFile()
         read_fd, write_fd = os.pipe()
@@ -113,6 +117,7 @@ class WorkerProcess:
         self.last_stage = "start"
         self.results = 0  # result events read from the pipe (the parent accepts exactly one: eval/acceptance.py)
         self.exit_wait = 0.0
+        self.exiting: dict[int, int] = {}  # after the kill: its processes still exiting (pid: start time)
 
     def next_event(self, deadline: float) -> dict | None:
         """The next event, or None at end of stream; raises TimeoutError at the deadline."""
@@ -167,9 +172,12 @@ class WorkerProcess:
             pass
 
     def kill(self, keep_events: bool = False) -> int:
-        """Kill the whole process group (the candidate's children too); returns the worker's exit status.
-        keep_events: the events pipe stays open, for `results_left`."""
+        """Kill the whole process group (the candidate's children too); returns the worker's exit status, and
+        keeps in `exiting` its processes that had not yet exited. keep_events: the events pipe stays open, for
+        `results_left`."""
+        tree = spawn.process_tree(self.proc.pid) if self.gpu else {}
         code = spawn.kill_group(self.proc)
+        self.exiting = spawn.exiting(tree)
         self._builds.join()  # a build it asked for is stopped and its staging folder removed before this returns
         self._close_stdin()
         if not keep_events:
@@ -259,6 +267,8 @@ class Evaluator:
         self.memory_limit = memory_limit
         self._spares: list[WorkerProcess] = []
         self._busy: set[WorkerProcess] = set()  # workers evaluating now: close() kills them too
+        # GPU: the last evaluation's processes still exiting, which the next one waits for (`_previous_exit`).
+        self._exiting: dict[int, int] = {}
         self._closed = False
         self._top_up()
 
@@ -310,6 +320,7 @@ class Evaluator:
                 else opts.compile_baseline,
             },
         )
+        waited = self._previous_exit()
         worker = self._worker()
         self._busy.add(worker)
         try:
@@ -324,10 +335,28 @@ class Evaluator:
             # Measured: the wait for the pipe's end after the result, then the kill (which does not wait for a
             # CUDA context's teardown: the worker's pipe ends before its exit).
             exit_s = worker.exit_wait + time.monotonic() - t0
+            self._exiting.update(worker.exiting)  # GPU workers' only
             self._top_up()
         result = self._accept(worker, job, problem, result)
         result.stages["worker_exit"] = round(exit_s, 4)
+        if waited:
+            result.stages["previous_exit"] = round(waited, 4)
         return result
+
+    def _previous_exit(self) -> float:
+        """Wait (at most PREVIOUS_EXIT_S) for the last evaluation's processes to exit: one still tearing down its
+        CUDA context holds device memory, which this evaluation's worker would count as another job's (and its
+        review would say its timings may be disturbed). The result does not wait for that; the next evaluation
+        does. Returns the seconds waited."""
+        if not self._exiting:
+            return 0.0
+        t0 = time.monotonic()
+        while (left := spawn.exiting(self._exiting)) and time.monotonic() - t0 < PREVIOUS_EXIT_S:
+            time.sleep(0.005)
+        self._exiting = {}
+        if left:
+            print(f"[kernelevolve] {len(left)} process(es) of the last evaluation had not exited", file=sys.stderr)
+        return time.monotonic() - t0
 
     def _accept(self, worker: WorkerProcess, job: EvalJob, problem: Problem, result: EvalResult) -> EvalResult:
         """The parent's checks of a result the worker sent (eval/acceptance.py), once the worker is dead."""

@@ -212,6 +212,50 @@ def kill_group(proc: subprocess.Popen) -> int:
     return code
 
 
+def process_tree(pid: int) -> dict[int, int]:
+    """pid and its descendants, each with its start time (so that a pid used again is not taken for it), from
+    /proc ({} where there is none)."""
+    children: dict[int, list[int]] = {}
+    starts: dict[int, int] = {}
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return {}
+    for entry in entries:
+        if entry.isdigit() and (found := _stat(int(entry))) is not None:
+            _state, ppid, start = found
+            children.setdefault(ppid, []).append(int(entry))
+            starts[int(entry)] = start
+    tree, todo = {}, [pid]
+    while todo:
+        p = todo.pop()
+        if p in starts and p not in tree:
+            tree[p] = starts[p]
+            todo.extend(children.get(p, []))
+    return tree
+
+
+def exiting(processes: dict[int, int]) -> dict[int, int]:
+    """Those of the processes (pid: start time) that have not yet exited. A zombie has: its memory and its files,
+    a device context among them, are released."""
+    left = {}
+    for pid, start in processes.items():
+        found = _stat(pid)
+        if found is not None and found[2] == start and found[0] not in "ZX":
+            left[pid] = start
+    return left
+
+
+def _stat(pid: int) -> tuple[str, int, int] | None:
+    """(state, parent pid, start time) of a process, or None where it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return fields[0], int(fields[1]), int(fields[19])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
 def run(
     cmd: Sequence[str],
     *,

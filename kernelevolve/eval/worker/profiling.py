@@ -23,7 +23,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-PROFILES = ("off", "auto", "ncu")
 NCU_TIMEOUT_S = 60.0
 NCU_METRICS = {
     "gpu__time_duration.sum": "time_us",

@@ -175,9 +175,10 @@ class WorkerProcess:
         """Kill the whole process group (the candidate's children too); returns the worker's exit status, and
         keeps in `exiting` its processes that had not yet exited. keep_events: the events pipe stays open, for
         `results_left`."""
-        tree = spawn.process_tree(self.proc.pid) if self.gpu else {}
+        # Read before the kill, while its pid is still its own (not yet reaped); a second kill adds nothing.
+        tree = spawn.process_tree(self.proc.pid) if self.gpu and self.proc.returncode is None else {}
         code = spawn.kill_group(self.proc)
-        self.exiting = spawn.exiting(tree)
+        self.exiting = spawn.exiting({**self.exiting, **tree})
         self._builds.join()  # a build it asked for is stopped and its staging folder removed before this returns
         self._close_stdin()
         if not keep_events:

@@ -266,11 +266,18 @@ def test_cache_lists_and_clears_the_extension_builds(tmp_path):
     for name in ("a1", "b2"):  # complete builds hold the build service's marker; c3 was never finished
         (extensions / name / BUILT).write_bytes(b"\0" * 1024)
     p = cli("cache", env=env)
-    assert p.exit_code == 0 and f"extension builds: 2 in {extensions}, 5.0 KB" in p.stdout
+    assert p.exit_code == 0 and f"extension builds: 2 in {extensions}, 5.0 KB\n" in p.stdout
+    made, not_made = extensions / ".headers" / "h1", extensions / ".headers" / "h2"  # torch's header, per flag set
+    (made / "torch").mkdir(parents=True)
+    (made / "torch" / "extension.h.gch").write_bytes(b"\0" * 2048)
+    not_made.mkdir()
+    (not_made / "not-made.txt").write_text("the compiler said no\n")
+    p = cli("cache", env=env)
+    assert f"extension builds: 2 in {extensions}, 7.0 KB (of which 1 precompiled torch headers, 2.0 KB)" in p.stdout
     p = cli("cache", "clear", env=env)
     assert p.exit_code == 2 and "add --yes" in p.stderr and extensions.is_dir()
     p = cli("cache", "clear", "--yes", env=env)
-    assert p.exit_code == 0 and f"removed {extensions}: 2 extension builds, 5.0 KB" in p.stdout
+    assert p.exit_code == 0 and f"removed {extensions}: 2 extension builds, 7.0 KB" in p.stdout
     assert not extensions.exists() and (tmp_path / "cache").is_dir()
     p = cli("cache", "clear", "--yes", env=env)
     assert p.exit_code == 0 and "nothing to clear" in p.stdout

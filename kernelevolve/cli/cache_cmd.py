@@ -10,7 +10,7 @@ import typer
 
 from kernelevolve.cli.common import app, plain_console, usage_error
 from kernelevolve.cli.runs_cmd import confirm
-from kernelevolve.platforms.extension_cache import BUILT, HEADERS, extensions_root
+from kernelevolve.platforms.extension_cache import BUILT, HEADERS, TORCH_HEADER, extensions_root
 
 cache_app = typer.Typer(no_args_is_help=False)
 app.add_typer(cache_app, name="cache")
@@ -53,8 +53,10 @@ def cache_command(ctx: typer.Context) -> None:
         out.print(f"extension builds: none ({folder} does not exist)", highlight=False, markup=False)
         return
     builds, size = usage(folder)
-    headers, header_size = usage(folder / HEADERS)
-    of_which = f" (of which {headers} precompiled torch headers, {human(header_size)})" if headers else ""
+    headers = len(list((folder / HEADERS).glob(f"*/{'/'.join(TORCH_HEADER)}.gch")))  # not a flag set's empty one
+    of_which = (
+        f" (of which {headers} precompiled torch headers, {human(usage(folder / HEADERS)[1])})" if headers else ""
+    )
     out.print(f"extension builds: {builds} in {folder}, {human(size)}{of_which}", highlight=False, markup=False)
 
 

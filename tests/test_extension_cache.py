@@ -372,6 +372,7 @@ def test_a_c_plus_plus_load_inline_has_one_header_per_flag_set():
     a, b = header(_cpp_request("a")), header(_cpp_request("b", "int g() { return 2; }\n", functions=["g"]))
     assert a is not None and key(a) == key(b)
     assert key(header(_cpp_request("a", extra_include_paths=["/x"]))) != key(a)
+    assert key(header(_cpp_request("a", is_python_module=False))) == key(a)  # the source differs, not the flags
     fast_math = request_of(
         "load_inline", {"name": "a", "cpp_sources": "", "extra_cflags": [*SEED_FLAGS, "-ffast-math"]}
     )

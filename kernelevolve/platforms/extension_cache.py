@@ -56,7 +56,7 @@ _UNKEYED = ("verbose", "build_directory")  # neither changes the binary; the bui
 HEADERS = ".headers"
 PRECOMPILED = "precompiled"
 TORCH_HEADER = ("torch", "extension.h")
-_HEADER_KEYED = ("extra_cflags", "extra_include_paths", "is_python_module")  # what torch's compile flags vary with
+_HEADER_KEYED = ("extra_cflags", "extra_include_paths")  # what torch's compile flags vary with, for C++
 
 
 class BuildError(RuntimeError):

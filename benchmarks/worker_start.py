@@ -17,7 +17,7 @@ import os
 import statistics
 import time
 
-from kernelevolve.eval import zygote
+from kernelevolve.eval import spawn, zygote
 from kernelevolve.eval.evaluator import WorkerProcess
 
 
@@ -34,19 +34,6 @@ def cpu_s(pid: int) -> float:
     return total / 1e9
 
 
-def tree(pid: int) -> list[int]:
-    """pid and its descendants."""
-    found = [pid]
-    for task in os.listdir(f"/proc/{pid}/task") if os.path.isdir(f"/proc/{pid}/task") else []:
-        try:
-            with open(f"/proc/{pid}/task/{task}/children") as f:
-                for child in f.read().split():
-                    found += tree(int(child))
-        except OSError:
-            pass
-    return found
-
-
 def zygote_pids() -> list[int]:
     return [z.proc.pid for z in zygote._zygotes.values() if z.alive()]
 
@@ -61,7 +48,7 @@ def start(target: str, mode: str) -> dict[str, float]:
         if not event or event.get("event") != "ready":
             raise RuntimeError(f"the worker did not start: {event}\n{worker.log_tail()}")
         wall = float(event["t"]) - worker.started
-        cpu = sum(cpu_s(pid) for pid in tree(worker.proc.pid)) + time.process_time() - own
+        cpu = sum(cpu_s(pid) for pid in spawn.process_tree(worker.proc.pid)) + time.process_time() - own
         zygote_cpu = sum(cpu_s(pid) - zygotes_before.get(pid, 0.0) for pid in zygote_pids())
         return {"wall_s": wall, "cpu_s": cpu + zygote_cpu, "zygote_cpu_s": zygote_cpu}
     finally:

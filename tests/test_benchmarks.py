@@ -11,27 +11,20 @@ from tests.conftest import ROOT
 from tests.suite_checks import SMALL_CASES, small_case_problem
 
 
+def script(name: str, *args: object) -> list[str]:
+    """The command that runs benchmarks/NAME with these arguments."""
+    return [sys.executable, str(ROOT / "benchmarks" / name), *map(str, args)]
+
+
 def test_tune_vs_grid_runs_grid_and_search_and_keeps_partial_results(tmp_path):
     out = tmp_path / "tvg.json"
     folder = ROOT / "suites" / "ranking" / "jagged_sum"
     # the suite's problem at small shape cases: its own sizes make each of the 11 evaluations about 15 s on a CPU
     problem = small_case_problem(tmp_path, "jagged_sum", SMALL_CASES["jagged_sum"])
-    cmd = [
-        sys.executable,
-        str(ROOT / "benchmarks" / "tune_vs_grid.py"),
-        "--target",
-        "cpu",
-        "--problem",
-        str(problem),
-        "--seed",
-        str(folder / "seed_cpp.py"),
-        "--strategies",
-        "greedy",
-        "--fraction",
-        "0.4",
-        "--out",
-        str(out),
-    ]
+    cmd = script(
+        "tune_vs_grid.py", "--target", "cpu", "--problem", problem, "--seed", folder / "seed_cpp.py",
+        "--strategies", "greedy", "--fraction", "0.4", "--out", out,
+    )  # fmt: skip
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     assert p.returncode == 0, p.stderr[-2000:]
     data = json.loads(out.read_text())
@@ -77,18 +70,10 @@ def test_offline_sass_compiles_a_kernel_for_hopper_without_a_gpu():
     (no 16-divisibility assumed for the strides) does not."""
 
     def report(*extra: str) -> dict:
-        cmd = [
-            sys.executable,
-            str(ROOT / "benchmarks" / "offline_sass.py"),
-            str(ROOT / "examples" / "softmax" / "candidate_triton.py"),
-            "_softmax_rows_kernel",
-            "--const",
-            "BLOCK_ROWS=2",
-            "--const",
-            "BLOCK_N=1024",
-            "--json",
-            *extra,
-        ]
+        cmd = script(
+            "offline_sass.py", ROOT / "examples" / "softmax" / "candidate_triton.py", "_softmax_rows_kernel",
+            "--const", "BLOCK_ROWS=2", "--const", "BLOCK_N=1024", "--json", *extra,
+        )  # fmt: skip
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
         assert p.returncode == 0, p.stderr[-2000:]
         return json.loads(p.stdout)
@@ -110,7 +95,7 @@ def test_case_sweep_reads_the_problem_beside_the_path_given_not_beside_a_symlink
     problem.write_text(f"{source}\n\nSHAPE_CASES = [{{'BATCH': 3, 'DIM': 40}}]\n")
     (problem.parent / "kernel.py").symlink_to(ROOT / "examples" / "softmax" / "candidate_triton.py")
     out = tmp_path / "sweep.json"
-    cmd = [sys.executable, str(ROOT / "benchmarks" / "case_sweep.py"), str(problem.parent / "kernel.py")]
+    cmd = script("case_sweep.py", problem.parent / "kernel.py")
     cmd += ["--case", "0", "--grid", "NUM_WARPS=4", "--device", "cpu", "--out", str(out)]
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env={**os.environ, "TRITON_INTERPRET": "1"})
     assert p.returncode == 0, p.stderr[-2000:]
@@ -119,7 +104,7 @@ def test_case_sweep_reads_the_problem_beside_the_path_given_not_beside_a_symlink
 
 def test_judge_split_probe_moves_tensors_both_ways_and_brackets_the_runners_timing(tmp_path):
     out = tmp_path / "probe.json"
-    cmd = [sys.executable, str(ROOT / "benchmarks" / "judge_split_probe.py"), "--device", "cpu"]
+    cmd = script("judge_split_probe.py", "--device", "cpu")
     cmd += ["--sizes", "1000,70000", "--iters", "20", "--round-trips", "5", "--out", str(out)]
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     assert p.returncode == 0, p.stderr[-2000:]
@@ -142,7 +127,7 @@ def test_kb_oneshot_takes_a_suite_as_its_seeds_and_starts_and_refuses_an_unknown
     assert jobs["mapid/seed_triton"] == "seed_triton.py"
     assert jobs["interformer_pffn/candidate_splitk"] == "candidate_splitk.py"
     assert not any(k.endswith("seed_cpp") for k in jobs)  # cuda prefers the Triton seed
-    cmd = [sys.executable, str(ROOT / "benchmarks" / "kb_oneshot.py"), "ranking", "--out", str(tmp_path / "x.json")]
+    cmd = script("kb_oneshot.py", "ranking", "--out", tmp_path / "x.json")
     p = subprocess.run([*cmd, "--only", "mapid,nosuch"], capture_output=True, text=True, timeout=120)
     assert p.returncode != 0 and "no problem named nosuch" in p.stderr and "mapid" in p.stderr
     assert not (tmp_path / "x.json").exists()
@@ -153,7 +138,7 @@ def test_kb_oneshot_takes_a_suite_as_its_seeds_and_starts_and_refuses_an_unknown
 
 def test_worker_start_measures_exec_and_zygote_starts():
     p = subprocess.run(
-        [sys.executable, str(ROOT / "benchmarks" / "worker_start.py"), "--starts", "1"],
+        script("worker_start.py", "--starts", "1"),
         capture_output=True,
         text=True,
         timeout=600,
@@ -167,22 +152,11 @@ def test_worker_start_measures_exec_and_zygote_starts():
 
 def test_eval_timeline_times_the_parents_steps_between_the_workers_events(tmp_path):
     out = tmp_path / "timeline.json"
-    cmd = [
-        sys.executable,
-        str(ROOT / "benchmarks" / "eval_timeline.py"),
-        "--target",
-        "cpu",
-        "--problem",
-        str(ROOT / "tests" / "fixtures" / "kb_relu.py"),
-        "--candidate",
-        str(ROOT / "tests" / "fixtures" / "candidates" / "relu_ok.py"),
-        "--n",
-        "1",
-        "--pause-s",
-        "0.2",
-        "--out",
-        str(out),
-    ]
+    fixtures = ROOT / "tests" / "fixtures"
+    cmd = script(
+        "eval_timeline.py", "--target", "cpu", "--problem", fixtures / "kb_relu.py",
+        "--candidate", fixtures / "candidates" / "relu_ok.py", "--n", "1", "--pause-s", "0.2", "--out", out,
+    )  # fmt: skip
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     assert p.returncode == 0, p.stderr[-2000:]
     (run,) = json.loads(out.read_text())

@@ -35,9 +35,12 @@ class RuleEvaluator:
         target: str = "cpu",
         statuses: dict[str, Status] | None = None,
         delay_s: float = 0.0,
+        short: dict[str, int] | None = None,
     ):
+        """short: a source containing a key is `harness_limit` (the machine short) that many times, then judged."""
         self.platform = get_platform(target)
         self.rule = rule
+        self.short = dict(short or {})
         self.statuses = statuses or {}
         self.delay_s = delay_s
         self.evaluated: list[str] = []  # the sources, in order
@@ -49,21 +52,28 @@ class RuleEvaluator:
         self.evaluated.append(source)
         self.options.append(options or EvalOptions(**kw))
         time.sleep(self.delay_s)
+        for marker, left in self.short.items():
+            if marker in source and left > 0:
+                self.short[marker] = left - 1
+                return self._failed(Status.HARNESS_LIMIT, marker)
         for marker, status in self.statuses.items():
             if marker in source:
-                env = environment.current(self.platform.name)
-                return EvalResult(
-                    status=status,
-                    correct=False,
-                    reason=f"scripted {status.value}: {marker}",
-                    versions=env,
-                    device=env["device"],
-                ).finalize()
+                return self._failed(status, marker)
         fitness = self.rule(source)
         case = CaseResult(shape={"N": 8}, correct=True, speedup=fitness, t_candidate_ms=1.0 / fitness, t_eager_ms=1.0)
         env = environment.current(self.platform.name)  # judged here and now, as a worker's result says
         return EvalResult(
             status=Status.OK, correct=True, cases=[case], target=self.platform.name, versions=env, device=env["device"]
+        ).finalize()
+
+    def _failed(self, status: Status, marker: str) -> EvalResult:
+        env = environment.current(self.platform.name)
+        return EvalResult(
+            status=status,
+            correct=False,
+            reason=f"scripted {status.value}: {marker}",
+            versions=env,
+            device=env["device"],
         ).finalize()
 
     def prebuild(self, problem: Problem, candidate: Path) -> EvalResult:

@@ -626,3 +626,23 @@ def test_a_stored_verdict_is_reused_only_from_this_harness_torch_and_device(tmp_
     later = RuleEvaluator()
     search(store, RunSpec(PROBLEM, seed, tag="c"), Limits(budget=2), later, ScriptedOperator([twin]))
     assert later.evaluated.count(twin) == 1
+
+
+def test_a_harness_limit_is_evaluated_again_later_in_the_run(tmp_path, seed, monkeypatch):
+    """No verdict on the kernel (the machine was short): the node is evaluated again, at most MACHINE_RETRIES
+    times, and keeps the later verdict; one short every time stays harness_limit."""
+    monkeypatch.setattr(Driver, "retry_wait_s", 0.01)
+    seed.write_text(kernel(1) + "# SHORT_ONCE\n")
+    evaluator = RuleEvaluator(short={"SHORT_ONCE": 1})
+    opened, _, _, out = search(Store(tmp_path), RunSpec(PROBLEM, seed), Limits(budget=2), evaluator)
+    first = opened.store.nodes(opened.run.id)[0]
+    assert first.status == "ok" and out.seed_fitness == pytest.approx(tile_rule(kernel(1)))
+    assert evaluator.evaluated.count(seed.read_text()) == 2  # one node, evaluated twice
+    result = opened.store.evaluation(first.id)
+    assert any("evaluated again (1 of 2) after a harness_limit" in line for line in result.review)
+
+    seed.write_text(kernel(1) + "# SHORT_ALWAYS\n")
+    evaluator = RuleEvaluator(short={"SHORT_ALWAYS": 99})
+    opened, _, reason, _ = search(Store(tmp_path / "b"), RunSpec(PROBLEM, seed), Limits(budget=2), evaluator)
+    assert [r.status for r in opened.store.nodes(opened.run.id)] == ["harness_limit"]
+    assert len(evaluator.evaluated) == 3 and "not correct (harness_limit)" in reason

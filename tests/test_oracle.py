@@ -320,7 +320,13 @@ def test_a_device_held_by_other_processes_is_the_harness_limit_not_the_candidate
 
     gb = 10**9
     assert memory.others_note(3 * gb, 140 * gb) == ""  # spare workers' contexts: nothing to say
-    assert memory.others_note(105 * gb, 140 * gb) == "other processes held 105 GB of the device's 140 GB"
+    unknown = "who held it is not known: the evaluator could not read NVML"
+    assert memory.others_note(105 * gb, 140 * gb) == f"other processes held 105 GB of the device's 140 GB ({unknown})"
+    holders = {"spare workers": [2, 1 * gb], "another job's processes": [1, 104 * gb]}
+    assert memory.others_note(105 * gb, 140 * gb, holders) == (
+        "other processes held 105 GB of the device's 140 GB (spare workers: 2 processes, 1 GB; another job's "
+        "processes: 1 process, 104 GB)"
+    )
     assert memory.out_of_memory_limit(30 * gb, 140 * gb) == ""  # the candidate had most of the device
     reason = memory.out_of_memory_limit(105 * gb, 140 * gb)
     assert reason.startswith("harness limit") and "105 GB" in reason and "not the candidate's doing" in reason

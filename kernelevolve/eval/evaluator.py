@@ -26,7 +26,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from kernelevolve.eval import acceptance, sandbox, spawn
+from kernelevolve.eval import acceptance, holders, sandbox, spawn
 from kernelevolve.eval.builds import BuildService, Channel
 from kernelevolve.eval.job import EvalJob, EvalOptions
 from kernelevolve.eval.spawn import DEVICE_ENV, LIFELINE_ENV, MEMORY_LIMIT_ENV, RESULT_FD_ENV, gpu_judge_split
@@ -270,6 +270,7 @@ class Evaluator:
         self._busy: set[WorkerProcess] = set()  # workers evaluating now: close() kills them too
         # GPU: the last evaluation's processes still exiting, which the next one waits for (`_previous_exit`).
         self._exiting: dict[int, int] = {}
+        self._last_exiting: dict[int, int] = {}  # those of them the wait gave up on, still exiting
         self._closed = False
         self._top_up()
 
@@ -350,11 +351,12 @@ class Evaluator:
         review would say its timings may be disturbed). The result does not wait for that; the next evaluation
         does. Returns the seconds waited."""
         if not self._exiting:
+            self._last_exiting = {}
             return 0.0
         t0 = time.monotonic()
         while (left := spawn.exiting(self._exiting)) and time.monotonic() - t0 < PREVIOUS_EXIT_S:
             time.sleep(0.005)
-        self._exiting = {}
+        self._exiting, self._last_exiting = {}, left
         if left:
             print(f"[kernelevolve] {len(left)} process(es) of the last evaluation had not exited", file=sys.stderr)
         return time.monotonic() - t0
@@ -403,6 +405,8 @@ class Evaluator:
         ready_at = float(ready.get("t", asked))
         worker_start = ready_at - worker.started
         worker_wait = max(0.0, ready_at - asked)
+        if self.platform.device_type != "cpu" and not job.build_only:
+            job = job.model_copy(update={"holders": self._holders(worker)})
         worker.send_job(job)
         left = {False: self.timeout_s, True: self.compile_timeout_s}  # seconds left on each clock: compiling or not
         trusted_done = False
@@ -460,6 +464,12 @@ class Evaluator:
         result.sandbox = self._confinement(job.target)
         result.log_tail = worker.log_tail()
         return result
+
+    def _holders(self, worker: WorkerProcess) -> dict[str, list[int]] | None:
+        """Who else holds the device as this worker's job goes out (eval/holders.py)."""
+        spares = [w.proc.pid for w in self._spares]
+        evaluation = spawn.process_tree(worker.proc.pid)
+        return holders.census(self.device_index, evaluation, spares, self._last_exiting)
 
     def _timeout_reason(self, stage: str, left: dict[bool, float]) -> str:
         if compiling(stage):

@@ -77,3 +77,6 @@ class EvalJob(BaseModel):
     correctness: str = "measured"
     allow_tf32: bool = False
     build_only: bool = False  # import the candidate (building its extensions into the cache), judge nothing
+    # GPU: who else held the device as the job went out, {role: [processes, bytes]} (eval/holders.py); None where
+    # the evaluator could not read NVML
+    holders: dict[str, list[int]] | None = None

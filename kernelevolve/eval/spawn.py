@@ -212,25 +212,31 @@ def kill_group(proc: subprocess.Popen) -> int:
     return code
 
 
-def process_tree(pid: int) -> dict[int, int]:
-    """pid and its descendants, each with its start time (so that a pid used again is not taken for it), from
-    /proc ({} where there is none)."""
-    children: dict[int, list[int]] = {}
-    starts: dict[int, int] = {}
+def processes() -> dict[int, tuple[int, int]]:
+    """Every process this namespace sees: {pid: (parent pid, start time)}, from /proc ({} where there is none)."""
     try:
         entries = os.listdir("/proc")
     except OSError:
         return {}
+    found = {}
     for entry in entries:
-        if entry.isdigit() and (found := _stat(int(entry))) is not None:
-            _state, ppid, start = found
-            children.setdefault(ppid, []).append(int(entry))
-            starts[int(entry)] = start
+        if entry.isdigit() and (stat := _stat(int(entry))) is not None:
+            found[int(entry)] = (stat[1], stat[2])
+    return found
+
+
+def process_tree(pid: int, table: dict[int, tuple[int, int]] | None = None) -> dict[int, int]:
+    """pid and its descendants, each with its start time (so that a pid used again is not taken for it), from
+    /proc, or from `table` (`processes()`) where given ({} where there is none)."""
+    table = processes() if table is None else table
+    children: dict[int, list[int]] = {}
+    for p, (ppid, _start) in table.items():
+        children.setdefault(ppid, []).append(p)
     tree, todo = {}, [pid]
     while todo:
         p = todo.pop()
-        if p in starts and p not in tree:
-            tree[p] = starts[p]
+        if p in table and p not in tree:
+            tree[p] = table[p][1]
             todo.extend(children.get(p, []))
     return tree
 

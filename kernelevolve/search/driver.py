@@ -17,6 +17,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from textwrap import shorten
 
 from kernelevolve.agents.context import MemoryAgent, analyse_step
@@ -26,7 +27,7 @@ from kernelevolve.eval.worker.candidate import detect_languages
 from kernelevolve.operators.base import Proposal, Request
 from kernelevolve.operators.tune import has_tunables, params_of
 from kernelevolve.problem.problem import Problem, source_hash
-from kernelevolve.result import MACHINE_STATUSES, EvalResult
+from kernelevolve.result import MACHINE_STATUSES, EvalResult, Status
 from kernelevolve.search.graph import Graph, GraphNode
 from kernelevolve.search.ports import Defer, Evaluate, Propose, Steer
 from kernelevolve.search.strategies import Selection, Strategy
@@ -62,6 +63,8 @@ async def in_daemon_thread(fn: Callable, *args: object) -> object:
     return await future
 
 
+# A harness_limit (the machine was short, not the kernel) is evaluated again later in the run, at most this often.
+MACHINE_RETRIES = 2
 MAX_PREBUILDS = 4  # extension builds beside the running evaluation (GPU targets; eval/evaluator.py's prebuild)
 # Failures a debug step may be given, least promising first (a wrong value ran, a compile error did not), and how
 # many failures in a row a lineage may hold before it is given up.
@@ -135,6 +138,7 @@ class Progress:
 
 
 class Driver:
+    retry_wait_s = 20.0  # before a harness_limit's n-th evaluation again: n times this
     heartbeat_s = 10.0  # with nothing finished for this long, the progress line says what the run is waiting for
 
     def __init__(
@@ -424,19 +428,38 @@ class Driver:
         path.write_text(proposal.source)
         if free.empty():  # every evaluator busy: its extensions can build meanwhile
             self._prebuild(proposal)
+        t0 = time.monotonic()
+        try:
+            result = await self._evaluate_once(path, free)
+            for attempt in range(1, MACHINE_RETRIES + 1):
+                if result.status != Status.HARNESS_LIMIT:
+                    break
+                # No verdict on the kernel: the machine was short. The evaluator goes to other work meanwhile.
+                wait = self.retry_wait_s * attempt
+                self._refresh(f"{proposal.operator} candidate: harness_limit; evaluated again in {wait:g} s")
+                await asyncio.sleep(wait)
+                first = result
+                result = await self._evaluate_once(path, free)
+                why = shorten(first.reason, 300)
+                result.review.append(f"evaluated again ({attempt} of {MACHINE_RETRIES}) after a harness_limit: {why}")
+            return StepOutcome(op, proposal, result, time.monotonic() - t0)
+        finally:
+            path.unlink(missing_ok=True)
+
+    async def _evaluate_once(self, path: Path, free: asyncio.Queue) -> EvalResult:
+        """One evaluation on the next free evaluator; a node about to become the best is evaluated twice."""
         evaluator = await free.get()
-        key, t0 = next(self._ids), time.monotonic()
-        self._waiting[key] = ("an evaluation", t0)
+        key = next(self._ids)
+        self._waiting[key] = ("an evaluation", time.monotonic())
         try:
             result = await in_daemon_thread(evaluator.evaluate, self.problem, path, self.config.options)
             if self._would_be_best(result):
                 again = await in_daemon_thread(evaluator.evaluate, self.problem, path, self.config.options)
                 result = confirmed(result, again)
-            return StepOutcome(op, proposal, result, time.monotonic() - t0)
+            return result
         finally:
             del self._waiting[key]
             free.put_nowait(evaluator)
-            path.unlink(missing_ok=True)
 
     def _same_env(self, result: EvalResult) -> bool:
         """A stored result is reused only where this harness, torch, Triton and device judged it."""

@@ -26,7 +26,7 @@ from kernelevolve.eval.worker.correctness import (
 )
 from kernelevolve.eval.worker.outputs import Span, aliased, not_plain, spans
 from kernelevolve.eval.worker.poison import poisoned_elements
-from kernelevolve.eval.worker.prepare import PreparedCase, Trial, sync
+from kernelevolve.eval.worker.prepare import PreparedCase, Trial, describe, sync
 from kernelevolve.result import CaseResult, Status
 
 
@@ -35,6 +35,18 @@ class CandidateFailure(Exception):
         super().__init__(reason)
         self.status = status
         self.reason = reason
+
+
+def failure_of(e: BaseException, what: str) -> CandidateFailure:
+    """The failure an exception raised in the candidate's code stands for: `what` and the exception, classified; an
+    out-of-memory error that the candidate's own demand does not explain is the harness's limit, never the
+    candidate's failure (memory.candidate_short)."""
+    reason = f"{what} {describe(e)}"
+    if isinstance(e, torch.OutOfMemoryError) and torch.cuda.is_available():
+        short = memory.candidate_short(e, torch.device("cuda", torch.cuda.current_device()))
+        if short:
+            return CandidateFailure(Status.HARNESS_LIMIT, f"{short} ({reason})")
+    return CandidateFailure(classify(e), reason)
 
 
 def classify(e: BaseException) -> Status:

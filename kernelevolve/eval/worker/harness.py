@@ -31,8 +31,8 @@ from kernelevolve.eval.worker.checking import (
     Guard,
     check_case,
     check_output,
-    classify,
     explain,
+    failure_of,
     protected_spans,
 )
 from kernelevolve.eval.worker.host import InProcess, Remote
@@ -54,7 +54,7 @@ from kernelevolve.problem.problem import (
 )
 from kernelevolve.result import CaseResult, EvalResult, Status
 
-__all__ = ["CandidateFailure", "Report", "classify", "run_job"]
+__all__ = ["CandidateFailure", "Report", "run_job"]
 
 
 def time_case(
@@ -464,6 +464,19 @@ def _device(job: EvalJob) -> torch.device:
     return torch.device("cpu")
 
 
+def _device_start(job: EvalJob, host: InProcess | Remote, device: torch.device) -> float | None:
+    """Both processes' CUDA contexts, made now that the job has come (a spare worker holds no device memory): the
+    candidate's process makes its own meanwhile. The seconds the judge waited for its own; None off GPUs and for
+    a build-only job, which needs none."""
+    if device.type != "cuda" or job.build_only:
+        return None
+    t0 = time.perf_counter()
+    if isinstance(host, Remote):
+        host.warm_up()
+    launches.warm_up(device, profiler=host.in_process)
+    return time.perf_counter() - t0
+
+
 def _peaks(device: torch.device) -> Any:
     if device.type != "cuda":
         return None
@@ -511,8 +524,12 @@ def run_job(
         )
     else:
         host = InProcess(device, job.candidate_path)
+    started = _device_start(job, host, device)
     try:
-        return _judge(job, report, builds, end_of_trusted, host, device)
+        result = _judge(job, report, builds, end_of_trusted, host, device)
+        if started is not None:
+            result.stages = {"device_start": round(started, 4), **result.stages}
+        return result
     finally:
         host.close(reap=False)
 
@@ -531,7 +548,7 @@ def _judge(
     others = ""
     if device.type == "cuda":
         torch.cuda.reset_peak_memory_stats(device)
-        others = memory.others_note(*memory.others_bytes(device))
+        others = memory.others_note(*memory.others_bytes(device), job.holders)
     try:
         source, unreadable = read_source(job.candidate_path), ""
     except CandidateLoadError as e:
@@ -583,10 +600,7 @@ def _judge(
         result.harness_peak_bytes = torch.cuda.max_memory_allocated(device)
     result.memory = "; ".join(sorted({pc.memory.describe() for pc in prepared} - {""}) + ([others] if others else []))
     if others:
-        result.review.append(
-            f"{others} when the evaluation began (a worker that outlived its evaluation, or another job on this "
-            "GPU): its timings and memory may be disturbed"
-        )
+        result.review.append(f"{others} when the evaluation began: its timings and memory may be disturbed")
     if host.measures and any(pc.memory.trials_on_host for pc in prepared):
         host.close()  # its trials would cross one at a time: the candidate runs here instead
         host = InProcess(device, job.candidate_path)
@@ -727,9 +741,8 @@ def _judge(
                 return _fail(result, e.status, f"case {ci} {pc.shape}: {e.reason}", stages)
             except Exception as e:  # noqa: BLE001
                 traceback.print_exc()
-                return _fail(
-                    result, classify(e), f"case {ci} {pc.shape}: forward raised while timed: {describe(e)}", stages
-                )
+                failed = failure_of(e, "forward raised while timed:")
+                return _fail(result, failed.status, f"case {ci} {pc.shape}: {failed.reason}", stages)
             if why:
                 return _fail(result, Status.INCORRECT, f"case {ci} {pc.shape}: {why}", stages)
             base = cr.t_compile_ms if use_compile else cr.t_eager_ms

@@ -25,7 +25,7 @@ import torch
 
 from kernelevolve.eval.worker import l2, launches, replies, shared, trees
 from kernelevolve.eval.worker.candidate import CandidateLoadError, load_candidate
-from kernelevolve.eval.worker.checking import CandidateFailure, classify
+from kernelevolve.eval.worker.checking import CandidateFailure, failure_of
 from kernelevolve.eval.worker.prepare import PreparedCase, describe
 from kernelevolve.eval.worker.runner import LOAD_ERROR, checked_call
 from kernelevolve.eval.worker.series import Series
@@ -103,7 +103,7 @@ class InProcess:
         try:
             return build_model(self.cand.ModelNew, pc.init, pc.param_seed, dtype, self.device, reference=pc.ref_model)
         except Exception as e:  # noqa: BLE001
-            raise CandidateFailure(classify(e), f"constructing ModelNew failed: {describe(e)}") from e
+            raise failure_of(e, "constructing ModelNew failed:") from e
 
     def call(
         self, model: Any, inputs: Any, pc: PreparedCase, monitor: bool
@@ -229,9 +229,22 @@ class Remote:
         self._next = 0
         self.block_overhead: Any = None  # proof.Overhead, measured before the candidate loads (GPU)
         self._timed: set[str] = set()  # GPU: the functions the last timing pass was asked to time
+        self._unanswered = 0  # requests sent without waiting for their replies (`warm_up`)
+
+    def warm_up(self) -> None:
+        """Ask the candidate's process to make its CUDA context now, without waiting: it does while the judge makes
+        its own and prepares the inputs. Its reply is read before the next request's."""
+        try:
+            self.conn.send(("warm_up",))
+            self._unanswered += 1
+        except (OSError, BrokenPipeError):
+            pass  # a process already gone: the next request says so
 
     def request(self, kind: str, *args: Any) -> Any:
         try:
+            while self._unanswered:
+                self._unanswered -= 1
+                self._reply()
             self.conn.send((kind, *args))
             while True:
                 reply = self._reply()

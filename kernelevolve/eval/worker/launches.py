@@ -136,3 +136,22 @@ def is_candidate_kernel(kernel: str, names: set[str]) -> bool:
 
 def ran_candidate_kernel(kernels: list[str], names: set[str]) -> bool:
     return any(is_candidate_kernel(k, names) for k in kernels)
+
+
+def warm_up(device: torch.device, profiler: bool) -> None:
+    """A GPU process's fixed start costs: its CUDA context, Triton's driver and, where this process profiles, the
+    profiler's first start (CUPTI), which the kernel-launch check after timing would otherwise pay. Paid when the
+    job has arrived, never by a spare worker: a spare holds no device memory (docs/harness.md, "Memory")."""
+    if device.type != "cuda":
+        return
+    torch.cuda.set_device(device)
+    try:
+        import triton
+
+        triton.runtime.driver.active.get_current_device()
+    except Exception:  # noqa: BLE001 - no Triton, or a Triton without a GPU driver: nothing to warm
+        pass
+    probe = torch.empty(1, device=device)
+    probe.zero_()
+    if profiler:
+        device_events(probe.zero_, device)

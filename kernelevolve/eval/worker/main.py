@@ -80,29 +80,13 @@ def _undumpable() -> None:
         pass
 
 
-def _warm_up_device() -> None:
-    """Pay the fixed start-up costs before the job arrives: Triton's import and driver, and, for GPU
-    targets, the CUDA context and the profiler's first start (CUPTI). Started here, before the job arrives,
-    CUPTI's start is not paid inside the evaluation by the kernel-launch check after timing. Once CUPTI is up,
-    each launch costs the host a little more; the event-timed medians that fitness uses queue every call behind
-    a device spin and so leave launch time out (docs/benchmarks/harness.md measures both)."""
-    import torch
-
+def _import_triton() -> None:
+    """Triton's import, paid by a spare before its job arrives. Nothing here touches the GPU: a spare worker holds
+    no device memory; each process makes its CUDA context once its job has come (launches.warm_up)."""
     try:
-        import triton
-
-        if os.environ.get(DEVICE_ENV) and torch.cuda.is_available():
-            triton.runtime.driver.active.get_current_device()
-    except Exception:  # noqa: BLE001 - no Triton, or a Triton without a GPU driver: nothing to warm
+        import triton  # noqa: F401
+    except Exception:  # noqa: BLE001 - no Triton: nothing to import
         pass
-    device = os.environ.get(DEVICE_ENV)
-    if device and torch.cuda.is_available():
-        torch.cuda.set_device(int(device))
-        probe = torch.empty(1, device="cuda")
-        probe.zero_()
-        from kernelevolve.eval.worker.launches import device_events
-
-        device_events(probe.zero_, probe.device)
 
 
 _dumps, _write = json.dumps, os.write  # bound before any candidate could re-bind json.dumps or os.write
@@ -146,10 +130,11 @@ def main() -> None:
         if not device:
             _cap_address_space()  # the candidate's process inherits it
         gpu = torch.device("cuda", int(device)) if device else None
-        runner = candidate_process.start(builds, close=[fd], device=gpu, warm_up=_warm_up_device if gpu else None)
+        _import_triton()  # before the fork: both processes have it
+        runner = candidate_process.start(builds, close=[fd], device=gpu)
         _undumpable()
     _watch_the_evaluator()
-    _warm_up_device()
+    _import_triton()
     from kernelevolve.eval.job import EvalJob
     from kernelevolve.eval.worker.harness import run_job
     from kernelevolve.problem.problem import ProblemError
@@ -200,7 +185,7 @@ def _device_short(e: BaseException, job: EvalJob) -> str:
         held, total = memory.others_bytes(torch.device("cuda", job.device_index))  # the device run_job chose
     except Exception:  # noqa: BLE001 - the device cannot say: the error stands as it is
         return ""
-    return memory.out_of_memory_limit(held, total)
+    return memory.out_of_memory_limit(held, total, job.holders)
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ cannot hold every trial either, the case runs the trials it can hold (the result
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -95,21 +96,62 @@ def others_bytes(device: torch.device) -> tuple[int, int]:
     return max(0, total - free - torch.cuda.memory_reserved(device)), total
 
 
-def others_note(held: int, total: int) -> str:
-    """What a result says when other processes held more of the device than OTHERS_SHARE ("" otherwise)."""
+def others_note(held: int, total: int, holders: dict[str, list[int]] | None = None) -> str:
+    """What a result says when other processes held more of the device than OTHERS_SHARE ("" otherwise), with who
+    they were where the evaluator could tell (eval/holders.py)."""
     if total <= 0 or held <= max(OTHERS_SHARE * total, OTHERS_FLOOR):
         return ""
-    return f"other processes held {held / GB:.3g} GB of the device's {total / GB:.3g} GB"
+    return f"other processes held {held / GB:.3g} GB of the device's {total / GB:.3g} GB ({holders_text(holders)})"
 
 
-def out_of_memory_limit(held: int, total: int) -> str:
+def holders_text(holders: dict[str, list[int]] | None) -> str:
+    """'spare workers: 2 processes, 1.2 GB; another job's processes: 1 process, 8.6 GB', in the evaluator's order."""
+    if holders is None:
+        return "who held it is not known: the evaluator could not read NVML"
+    parts = [
+        f"{role}: {count} process{'es' if count != 1 else ''}, {used / GB:.3g} GB"
+        for role, (count, used) in holders.items()
+        if count
+    ]
+    return "; ".join(parts) or "no other process held device memory as the job went out"
+
+
+def out_of_memory_limit(held: int, total: int, holders: dict[str, list[int]] | None = None) -> str:
     """The reason an out-of-memory error is the harness's limit, not the candidate's doing ("" where the candidate
     had the device): other processes held more than half of it."""
     if total <= 0 or held <= 0.5 * total:
         return ""
+    note = others_note(held, total, holders)
+    return f"harness limit: the device ran out of memory while {note}: not the candidate's doing"
+
+
+_ASKED = re.compile(r"Tried to allocate ([0-9.]+) (GiB|MiB|KiB|B)\b")
+_UNITS = {"GiB": 2**30, "MiB": 2**20, "KiB": 2**10, "B": 1}
+
+
+def candidate_short(e: BaseException, device: torch.device) -> str:
+    """Why an out-of-memory error raised in the candidate's code is the harness's limit ("" where it is the
+    candidate's own): its demand, what its process's allocator holds plus what it asked for, fits the part of the
+    device the harness leaves a candidate (all but the harness's share), so the device was short because of the
+    harness's input sets or other processes. In the judge's own process the harness's sets count as the
+    candidate's: only a larger demand is blamed there."""
+    if device.type != "cuda":
+        return ""
+    found = _ASKED.search(str(e))
+    asked = int(float(found.group(1)) * _UNITS[found.group(2)]) if found else 0
+    try:
+        held = torch.cuda.memory_reserved(device)
+        free, total = torch.cuda.mem_get_info(device)
+    except Exception:  # noqa: BLE001 - a device that cannot say: the error stands as the candidate's
+        return ""
+    room = (1 - harness_share()) * total
+    if held + asked > room:
+        return ""
     return (
-        f"harness limit: the device ran out of memory while {others_note(held, total)} (a process that outlived "
-        "its evaluation, or another job on this GPU): not the candidate's doing"
+        f"harness limit: the device ran out of memory while the candidate held {held / GB:.3g} GB and asked for "
+        f"{asked / GB:.3g} GB more, within the {room / GB:.3g} GB of the device's {total / GB:.3g} GB the harness "
+        f"leaves a candidate ({free / GB:.3g} GB free): the rest was held by the harness and other processes, not the "
+        "candidate"
     )
 
 

@@ -30,7 +30,7 @@ import torch
 
 from kernelevolve.eval.worker import integrity, l2, launches, precision, shared, trees
 from kernelevolve.eval.worker.candidate import CandidateLoadError, load_candidate
-from kernelevolve.eval.worker.checking import CandidateFailure, classify
+from kernelevolve.eval.worker.checking import CandidateFailure, failure_of
 from kernelevolve.eval.worker.correctness import compare
 from kernelevolve.eval.worker.launches import LaunchMonitor
 from kernelevolve.eval.worker.outputs import aliased, not_plain, spans
@@ -87,7 +87,8 @@ class CandidateProcess:
                 reply = (LOAD_ERROR, str(e))
             except BaseException as e:  # noqa: BLE001 - SystemExit and KeyboardInterrupt from a candidate too
                 traceback.print_exc()
-                reply = ("fail", classify(e).value, f"{kind} raised {describe(e)}")
+                failed = failure_of(e, f"{kind} raised")
+                reply = ("fail", failed.status.value, failed.reason)
             try:
                 self.conn.send(reply)
             except Exception as e:  # noqa: BLE001 - a reply that cannot be pickled: said instead
@@ -124,7 +125,7 @@ class CandidateProcess:
                 self.cand.ModelNew, init, seed, dtype, self.device, reference_state=reference
             )
         except Exception as e:  # noqa: BLE001
-            raise CandidateFailure(classify(e), f"constructing ModelNew failed: {describe(e)}") from e
+            raise failure_of(e, "constructing ModelNew failed:") from e
 
     def do_reference(
         self, key: Any, case: dict[str, Any], init: list[Any], seed: int, dtype: torch.dtype, state: Any, compiled: bool
@@ -197,6 +198,14 @@ class CandidateProcess:
         out, self.taken = self.taken[index], []
         self._plain(out, "after a call")
         return self._share(out)
+
+    def do_warm_up(self) -> None:
+        """The CUDA context, Triton's driver and the profiler's first start, asked for as the job arrives (the judge
+        does not wait: it prepares the inputs meanwhile); a failure here shows in the first real request."""
+        try:
+            launches.warm_up(self.device, profiler=True)
+        except Exception:  # noqa: BLE001
+            traceback.print_exc()
 
     def do_ping(self) -> None:
         """An empty request: the judge's clock around it is the cost of a request itself (on a GPU, with the
@@ -409,7 +418,7 @@ def checked_call(
             sync(device)
         except Exception as e:  # noqa: BLE001
             traceback.print_exc()
-            raise CandidateFailure(classify(e), f"forward raised {describe(e)}") from e
+            raise failure_of(e, "forward raised") from e
         seconds = time.perf_counter() - t0
     plain_output(out, watch, "after forward returned")
     return out, seconds, (monitor.seen if monitor is not None else None)
@@ -429,12 +438,11 @@ def start(
     builds: extension_cache.Channel | None,
     close: list[int],
     device: torch.device | None = None,
-    warm_up: Any = None,
 ) -> tuple[int, Connection]:
     """Forks the candidate's process (before any job exists in this one, and before CUDA does: a forked process
     can make a CUDA context of its own only then): (its pid, the judge's end of the pipe). close: descriptors the
-    child must not keep (the result channel). device: a GPU the candidate runs on (default the host); warm_up:
-    called in the child first (its CUDA context, Triton's driver, the profiler), while the judge makes its own."""
+    child must not keep (the result channel). device: a GPU the candidate runs on (default the host); the child makes
+    its CUDA context when the judge asks (`do_warm_up`), once the job has arrived."""
     import multiprocessing
 
     judge_end, candidate_end = multiprocessing.Pipe(duplex=True)
@@ -448,8 +456,6 @@ def start(
             os.dup2(devnull, 0)  # the job arrives on the judge's stdin, never here
             os.close(devnull)
             sys.stdin = open(os.devnull)  # noqa: SIM115 - replaces the inherited stream for good
-            if warm_up is not None:
-                warm_up()
             CandidateProcess(candidate_end, builds, device).serve()
         finally:
             os._exit(0)

@@ -124,6 +124,10 @@ class EvalResult(BaseModel):
         None, description="cuda: peak device memory allocated while the harness prepared references and inputs"
     )
     review: list[str] = Field(default_factory=list, description="results worth a human look (very large speedups)")
+    degraded: list[str] = Field(
+        default_factory=list,
+        description="guarantees this evaluation ran without, and why (GPU: the candidate in the judge's process)",
+    )
     profile: dict[str, Any] | None = Field(
         None,
         description="cuda, correct and timed: triton (registers, spills, shared memory, warps, stages per compiled "

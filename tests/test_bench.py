@@ -475,3 +475,10 @@ def test_a_kept_export_evaluation_is_reused_only_for_the_same_module_options_and
     unkept = export_evaluation.keep(tmp_path / "a_file" / "run", "module = 1\n", options, result)
     assert "was not kept" in unkept and "evaluates it again" in unkept
     assert export_evaluation.keep(tmp_path, "module = 1\n", options, result) == ""
+
+
+def test_a_degraded_evaluation_is_named_in_the_table():
+    rows = [BenchRow("a", "ok", True, 2.5, degraded=["judge split: the candidate ran in the judge's process"])]
+    text = markdown(rows, "# t")
+    assert "| a | ok, degraded |" in text
+    assert "- a: judge split: the candidate ran in the judge's process" in text

@@ -609,8 +609,9 @@ def test_the_judges_block_on_a_gpu_bounds_the_reported_time_and_checks_every_out
 
     assert proof.calls_for(0.005, 1000, 10**9) == proof.MAX_CALLS  # short calls: as many as allowed
     assert proof.calls_for(0.1, 1000, 10**9) == 10  # BLOCK_MS by the report
-    assert proof.calls_for(0.4, 1000, 10**9) == proof.MIN_CALLS  # long calls: never fewer (the block would be skipped)
-    assert proof.calls_for(0.005, 10**9, 8 * 10**9) == 2  # memory bounds it (then too few: the check is skipped)
+    assert proof.calls_for(0.4, 1000, 10**9) == proof.MIN_CALLS  # long calls: never fewer
+    assert proof.calls_for(0.6, 1000, 10**9) == proof.MIN_LONG_CALLS  # calls that alone fill the block: two
+    assert proof.calls_for(0.005, 10**9, 4 * 10**9) == 2  # memory bounds it (then too few: harness_limit)
     monkeypatch.setattr(torch.cuda, "mem_get_info", lambda device=None: (8 * 2**30, 16 * 2**30))
     monkeypatch.setattr(torch.cuda, "synchronize", lambda device=None: None)
     ref_block = {"seen": 0.01, "fresh": 0.01}  # the reference's block here, ms a call

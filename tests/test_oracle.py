@@ -239,8 +239,12 @@ def test_the_memory_plan_keeps_what_does_not_fit_on_the_host(monkeypatch):
     assert (roomy.timing_sets, roomy.trials_on_host, roomy.unseen_on_host) == (3, False, False)
     # KernelBench's softmax at its own size: 12.9 GB per set, its float64 result 12.9 GB more
     big = memory.make_plan(gpu, 12_900_000_000, 12_900_000_000, trials=3, timing_sets=3, unseen_sets=4)
-    assert big.timing_sets == 3 and big.trials_on_host and big.unseen_on_host
-    assert "trials on the host" in big.describe() and "3 timing sets" in big.describe()
+    assert big.timing_sets == 1 and big.trials_on_host and big.unseen_on_host  # the checks' room before timing sets
+    assert "trials on the host" in big.describe() and "1 timing set" in big.describe()
+    # 2 GB per set (KernelBench's 1 GB inputs with 1 GB outputs): everything on the device, room for the block
+    kb = memory.make_plan(gpu, 2 * 10**9, 2 * 10**9, trials=3, timing_sets=3, unseen_sets=4)
+    assert (kb.timing_sets, kb.trials_on_host, kb.unseen_on_host) == (3, False, False)
+    assert 3 * 4 + 8 + kb.timing_sets * 2 + memory.BLOCK_ROOM_SETS * 2 <= 50  # GB: within the 50 GB budget
     monkeypatch.setenv(memory.SHARE_VARIABLE, "0.01")
     tight = memory.make_plan(gpu, 12_900_000_000, 0, trials=3, timing_sets=3, unseen_sets=4)
     assert tight.timing_sets == 1  # never fewer than one: the timing sets must live on the device
@@ -349,3 +353,40 @@ def test_a_device_held_by_other_processes_is_the_harness_limit_not_the_candidate
     job = EvalJob(problem_path="p.py", candidate_path="c.py", target="cpu", seed=0)
     result = Evaluator("cpu")._run(Worker(), job)
     assert result.status == Status.HARNESS_LIMIT and result.reason == reason
+
+
+def test_an_out_of_memory_error_the_candidate_did_not_cause_is_the_harness_limit(monkeypatch):
+    """A candidate whose own demand fits the part of the device the harness leaves it is not to blame when the
+    device runs short (the harness's sets and other processes held the rest); one that asks for more is."""
+    from kernelevolve.eval.worker.checking import failure_of
+    from kernelevolve.result import Status
+
+    gib = 2**30
+    held = {"reserved": 2 * gib}
+    monkeypatch.setattr(torch.cuda, "memory_reserved", lambda device=None: held["reserved"])
+    monkeypatch.setattr(torch.cuda, "mem_get_info", lambda device=None: (1 * gib, 80 * gib))
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)
+    e = torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 4.00 GiB. GPU 0 has a total capacity of 80 GiB")
+    failed = failure_of(e, "forward raised")
+    assert failed.status == Status.HARNESS_LIMIT
+    assert failed.reason.startswith("harness limit") and "asked for 4.29 GB more" in failed.reason
+    assert "forward raised OutOfMemoryError" in failed.reason
+    held["reserved"] = 50 * gib  # beyond the 40 GiB a candidate is left: its own doing
+    assert failure_of(e, "forward raised").status == Status.RUNTIME_ERROR
+    assert failure_of(RuntimeError("boom"), "forward raised").status == Status.RUNTIME_ERROR
+
+
+def test_the_unseen_inputs_block_is_never_skipped_for_want_of_room(monkeypatch):
+    from types import SimpleNamespace
+
+    from kernelevolve.eval.worker import proof
+    from kernelevolve.eval.worker.checking import CandidateFailure
+    from kernelevolve.result import Status
+
+    monkeypatch.setattr(torch.cuda, "mem_get_info", lambda device=None: (10**9, 80 * 10**9))
+    pc = SimpleNamespace(timing_sets=[[torch.zeros(2**27)]], timing_refs=[torch.zeros(2**27)])  # 1 GB a set
+    g = SimpleNamespace(device=torch.device("cuda", 0))
+    with pytest.raises(CandidateFailure) as caught:
+        proof.check_block(pc, None, SimpleNamespace(t_candidate_ms=5.0), g)
+    assert caught.value.status == Status.HARNESS_LIMIT and "unseen-inputs check needs" in caught.value.reason

@@ -462,6 +462,8 @@ class Evaluator:
                 break
         result.stages = {"worker_start": round(worker_start, 4), "worker_wait": round(worker_wait, 4), **result.stages}
         result.sandbox = self._confinement(job.target)
+        if self.platform.device_type != "cpu" and not gpu_judge_split() and not job.build_only:
+            result.degraded.append("judge split: off (KERNELEVOLVE_GPU_JUDGE=in-process)")
         result.log_tail = worker.log_tail()
         return result
 

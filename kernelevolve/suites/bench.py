@@ -61,6 +61,7 @@ class BenchRow:
     # KernelBench's own verdict (atol = rtol = 1e-2 on get_inputs()) beside ours; None: the comparison was not reached
     kernelbench_correct: bool | None = None
     waiting: int = 0  # a deferred model's calls the problem's run waits for (status "waiting")
+    degraded: list[str] = field(default_factory=list)  # guarantees the row's evaluation ran without
 
 
 def _seed_for(folder: Path, target: str) -> Path | None:
@@ -172,6 +173,7 @@ def row_from(name: str, result: EvalResult, seed: str = "", run: str = "", kerne
         review=list(result.review),
         stages={k: round(v, 3) for k, v in result.stages.items()},
         kernelbench_correct=result.kernelbench_correct,
+        degraded=list(result.degraded),
     )
 
 
@@ -383,8 +385,9 @@ def markdown(rows: list[BenchRow], header: str) -> str:
     for r in rows:
         roof = f"{100 * r.roofline:.0f}%" if r.roofline else "-"
         kb = f" {({True: 'correct', False: 'incorrect', None: '-'})[r.kernelbench_correct]} |" if verdicts else ""
+        status = f"{r.status}, degraded" if r.degraded else r.status
         lines.append(
-            f"| {r.name} | {r.status} |{kb} {_x(r.speedup_eager)} | {_x(r.speedup_compile)} | {_x(r.worst_case)} "
+            f"| {r.name} | {status} |{kb} {_x(r.speedup_eager)} | {_x(r.speedup_compile)} | {_x(r.worst_case)} "
             f"| {roof} | {r.seed or '-'}{' / ' + r.run if r.run else ''} |"
         )
     if verdicts:
@@ -393,6 +396,10 @@ def markdown(rows: list[BenchRow], header: str) -> str:
             "status is this harness's verdict (by default measured against a float64 run, on several input "
             "distributions); KernelBench's verdict is atol = rtol = 1e-2 on get_inputs() alone.",
         ]
+    degraded = [r for r in rows if r.degraded]
+    if degraded:
+        lines += ["", "Degraded: these rows' evaluations ran without a guarantee the harness gives otherwise."]
+        lines += [f"- {r.name}: {'; '.join(r.degraded)}" for r in degraded]
     targeted = [r for r in rows if r.target]
     if targeted:
         lines += [

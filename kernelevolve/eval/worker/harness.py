@@ -464,6 +464,12 @@ def _device(job: EvalJob) -> torch.device:
     return torch.device("cpu")
 
 
+JUDGE_SPLIT_DROPPED = (
+    "judge split: the candidate ran in the judge's process (the memory plan keeps the trials' inputs on the host; "
+    "docs/harness.md, Memory)"
+)
+
+
 def _device_start(job: EvalJob, host: InProcess | Remote, device: torch.device) -> float | None:
     """Both processes' CUDA contexts, made now that the job has come (a spare worker holds no device memory): the
     candidate's process makes its own meanwhile. The seconds the judge waited for its own; None off GPUs and for
@@ -604,9 +610,7 @@ def _judge(
     if host.measures and any(pc.memory.trials_on_host for pc in prepared):
         host.close()  # its trials would cross one at a time: the candidate runs here instead
         host = InProcess(device, job.candidate_path)
-        result.review.append(
-            "the memory plan keeps the trials' inputs on the host: the candidate ran in the judge's process"
-        )
+        result.degraded.append(JUDGE_SPLIT_DROPPED)
     compile_notes = {pc.compile_reason for pc in prepared if pc.compile_reason}
     result.compile_baseline = "; ".join(sorted(compile_notes))
     use_compile = job.baseline == "compile" and all(pc.compile_ok for pc in prepared)

@@ -25,6 +25,13 @@ from kernelevolve.eval.worker import trees
 HARNESS_SHARE = 0.5
 SHARE_VARIABLE = "KERNELEVOLVE_HARNESS_MEMORY_SHARE"  # another share of free device memory (a shared GPU)
 GB = 1e9
+# The judge's block of calls on unseen contents (eval/worker/proof.py), made after timing: it needs about three
+# sets' bytes a call (the new contents with their reference, the candidate's output, the reference's on the same
+# contents), within half of what is free then; the plan leaves that room for its fewest calls before it adds
+# timing sets.
+BLOCK_SHARE = 0.5
+BLOCK_SETS_PER_CALL = 3
+BLOCK_ROOM_SETS = 2 * 2 * BLOCK_SETS_PER_CALL  # two calls, at BLOCK_SHARE
 OTHERS_SHARE = 0.1  # other processes holding more of the device than this: the result says so (timing may suffer)
 OTHERS_FLOOR = 6 * 10**9  # and more than this: our own spare workers' CUDA contexts take about 0.5 GB each
 
@@ -163,12 +170,19 @@ def make_plan(
     if device.type != "cuda" or set_bytes <= 0:
         return MemoryPlan(timing_sets=timing_sets, unseen_sets=unseen_sets, trials=trials)
     budget = int(harness_share() * free_bytes(device))
-    timing = min(timing_sets, max(1, budget // set_bytes)) if timing_sets else 0
+    # The checks before the comforts: one timing set, the trials (on the device the candidate keeps a process of
+    # its own), the held-back sets and room for the judge's block of calls on unseen contents; then the further
+    # timing sets, with what is left.
+    timing = min(timing_sets, 1)
     left = budget - timing * set_bytes
     trial_bytes = set_bytes + exact_bytes
     trials_on_host = trials * trial_bytes > left
     left -= trial_bytes if trials_on_host else trials * trial_bytes
     unseen_on_host = unseen_sets * set_bytes > left
+    if not unseen_on_host:
+        left -= unseen_sets * set_bytes
+    left -= BLOCK_ROOM_SETS * set_bytes
+    timing += min(timing_sets - timing, max(0, left // set_bytes))
     available = host_available()
     host_left = int(HARNESS_SHARE * available) if available is not None else None
     if trials_on_host and host_left is not None:

@@ -56,7 +56,7 @@ from kernelevolve.result import CaseResult, Status
 
 BLOCK_MS = 1.0  # a block's length by the reported median
 MIN_CALLS, MAX_CALLS = 4, 32
-MEMORY_SHARE = 0.25  # of the device's free memory, for the block's inputs (new and seen), references and outputs
+MIN_LONG_CALLS = 2  # calls that alone fill the block: two are a measurement far above a request's spread
 FACTOR = 1.25
 SLACK_MS = 0.02
 # Over a whole block: what its bracket costs beyond the calibration, which runs before the candidate loads (the
@@ -74,25 +74,37 @@ CALIBRATION_OUTPUTS, CALIBRATION_ROUNDS = 32, 5
 SAMPLES = 1024  # elements of each output the judge reads inside its clock, at places only it knows
 
 
+def fewest_calls(claim_ms: float) -> int:
+    """The fewest calls a block needs: MIN_CALLS, or MIN_LONG_CALLS where that many fill BLOCK_MS by the report."""
+    return MIN_LONG_CALLS if MIN_LONG_CALLS * claim_ms >= BLOCK_MS else MIN_CALLS
+
+
 def calls_for(claim_ms: float, bytes_per_call: int, free_bytes: int) -> int:
-    """K: enough calls for BLOCK_MS by the reported median, within MIN_CALLS..MAX_CALLS and the memory share (fewer
-    than MIN_CALLS only where the memory share has no room for more)."""
-    wanted = max(math.ceil(BLOCK_MS / max(claim_ms, 1e-4)), MIN_CALLS)
-    room = int(MEMORY_SHARE * free_bytes) // max(bytes_per_call, 1)
+    """K: enough calls for BLOCK_MS by the reported median, within fewest_calls..MAX_CALLS and the memory share
+    (fewer than the fewest only where the memory share has no room for more)."""
+    wanted = max(math.ceil(BLOCK_MS / max(claim_ms, 1e-4)), fewest_calls(claim_ms))
+    room = int(memory.BLOCK_SHARE * free_bytes) // max(bytes_per_call, 1)
     return max(min(wanted, MAX_CALLS, room), 0)
 
 
 def check_block(pc: PreparedCase, model: Any, cr: CaseResult, g: Guard) -> None:
     """Raises CandidateFailure (incorrect: an output on unseen contents is wrong; rejected: the block took longer
-    than the bound, or its outputs changed after the judge's clock stopped)."""
+    than the bound, or its outputs changed after the judge's clock stopped; harness_limit: the device has no room
+    for the block, which is never skipped)."""
     claim = cr.t_candidate_ms
     if not claim:
         return
     per_set = speed.tensor_bytes(pc.timing_sets[0], pc.timing_refs[0] if pc.timing_refs else [])
-    k = calls_for(claim, 4 * per_set, torch.cuda.mem_get_info(g.device)[0])
-    if k < MIN_CALLS:
-        g.review.append(f"{cr.shape}: unseen-inputs check skipped: no room on the device for {MIN_CALLS} input sets")
-        return
+    free = torch.cuda.mem_get_info(g.device)[0]
+    fewest = fewest_calls(claim)
+    k = calls_for(claim, memory.BLOCK_SETS_PER_CALL * per_set, free)
+    if k < fewest:
+        need = fewest * memory.BLOCK_SETS_PER_CALL * per_set / memory.BLOCK_SHARE
+        raise CandidateFailure(
+            Status.HARNESS_LIMIT,
+            f"harness limit: the unseen-inputs check needs {need / memory.GB:.3g} GB of free device memory for "
+            f"{fewest} calls on new contents, and {free / memory.GB:.3g} GB is free: no verdict on the candidate",
+        )
     with g.part("unseen_inputs.fresh"):
         sets = _fresh(pc, k, g.device)
     g.ran("unseen_inputs", "timing_cross_check")
@@ -107,7 +119,7 @@ def check_block(pc: PreparedCase, model: Any, cr: CaseResult, g: Guard) -> None:
     if failure is not None:
         with g.part("unseen_inputs.fresh"):
             again = _fresh(pc, k, g.device)
-        if len(again) >= MIN_CALLS:
+        if len(again) >= fewest:
             failure = _block(pc, model, cr, g, again, own)
     if failure is not None:
         raise failure

@@ -3,9 +3,10 @@
 Runs COMMAND (a `kernelevolve bench`, `optimize` or `eval`), samples NVML's per-process device memory every
 --interval seconds, and attributes each process by its ancestry: the command's own process (`parent`), one of its
 children's process trees (a `group`: an evaluation's worker and its candidate's process, a spare worker), or a
-process that is not the command's (`other`). Writes every sample as JSON Lines and prints a summary: the most any
-role held, and the most groups holding memory at once (one is the evaluation in flight; more means a spare, a
-build or a process that outlived its evaluation held device memory).
+process that is not the command's (`other`); a process seen in a group that has left the command's tree (killed,
+reparented, releasing its memory) stays its group's (`exiting`). Writes every sample as JSON Lines and prints a
+summary: the most any role held, and the most groups holding memory at once (one is the evaluation in flight;
+more means a spare, a build or a process that outlived its evaluation held device memory).
 
     python benchmarks/gpu_census.py --out census.jsonl -- python -m kernelevolve bench SUITE --target cuda
 """
@@ -35,30 +36,33 @@ def _cmdline(pid: int) -> str:
         return ""
 
 
-def attribute(root: int, held: dict[int, int], table: dict[int, tuple[int, int]]) -> list[dict]:
+def attribute(root: int, held: dict[int, int], table: dict[int, tuple[int, int]], known: dict) -> list[dict]:
     """Each holding process with its role: `parent` (root itself), `group` (under one of root's children, named by
-    that child's pid) or `other`."""
+    that child's pid), `exiting` (seen in a group before, no longer under root: killed, reparented, its device
+    memory still being released) or `other`. known: (pid, start time) -> group, kept across samples."""
     groups = {child: spawn.process_tree(child, table) for child, (ppid, _s) in table.items() if ppid == root}
+    for child, tree in groups.items():
+        known.update({(pid, start): child for pid, start in tree.items()})
     rows = []
     for pid, used in sorted(held.items()):
         group = next((child for child, tree in groups.items() if pid in tree), None)
         role = "parent" if pid == root else "group" if group is not None else "other"
+        if role == "other" and pid in table and (pid, table[pid][1]) in known:
+            role, group = "exiting", known[(pid, table[pid][1])]
         rows.append({"pid": pid, "mib": round(used / MB), "role": role, "group": group, "cmd": _cmdline(pid)})
     return rows
 
 
 def summarize(samples: list[dict]) -> dict:
     """The most each role held in any sample, and the most groups holding memory at once."""
-    peak = {"parent": 0, "groups": 0, "other": 0}
+    peak = {"parent": 0, "group": 0, "exiting": 0, "other": 0}
     most_groups, most_groups_at = 0, None
     for s in samples:
-        by_role = {"parent": 0, "group": 0, "other": 0}
+        by_role = dict.fromkeys(peak, 0)
         for row in s["processes"]:
             by_role[row["role"]] += row["mib"]
-        peak["parent"] = max(peak["parent"], by_role["parent"])
-        peak["groups"] = max(peak["groups"], by_role["group"])
-        peak["other"] = max(peak["other"], by_role["other"])
-        groups = {row["group"] for row in s["processes"] if row["role"] == "group" and row["mib"] > 0}
+        peak = {role: max(peak[role], by_role[role]) for role in peak}
+        groups = {row["group"] for row in s["processes"] if row["group"] is not None and row["mib"] > 0}
         if len(groups) > most_groups:
             most_groups, most_groups_at = len(groups), s["t"]
     return {
@@ -84,7 +88,8 @@ def main() -> None:
         sys.exit("gpu_census: NVML cannot answer here (no NVIDIA driver, or no nvidia-ml-py)")
     t0 = time.monotonic()
     proc = subprocess.Popen(command)
-    samples = []
+    samples: list[dict] = []
+    known: dict = {}
     with args.out.open("w") as out:
         while True:
             done = proc.poll() is not None
@@ -93,7 +98,7 @@ def main() -> None:
             sample = {
                 "t": round(time.monotonic() - t0, 2),
                 "device_used_mib": round(used[0] / MB) if used else None,
-                "processes": attribute(proc.pid, held, spawn.processes()),
+                "processes": attribute(proc.pid, held, spawn.processes(), known),
             }
             samples.append(sample)
             out.write(json.dumps(sample) + "\n")

@@ -164,3 +164,30 @@ def test_eval_timeline_times_the_parents_steps_between_the_workers_events(tmp_pa
     assert run["status"] == "ok" and 0 <= run["unstaged_s"] < run["wall_s"], run
     for step in ("evaluate <", "send_job <", "stage load", "result", "kill <", "kill >", "evaluate >"):
         assert step in events, events
+
+
+def test_gpu_census_attributes_each_process_by_its_ancestry():
+    """benchmarks/gpu_census.py's attribution, on a process table of its own (NVML needs a GPU)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("gpu_census", ROOT / "benchmarks" / "gpu_census.py")
+    census = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(census)
+    mib = 2**20
+    table = {100: (1, 10), 101: (100, 11), 102: (101, 12), 103: (100, 13), 200: (1, 20)}  # pid: (ppid, start)
+    known: dict = {}
+    rows = census.attribute(100, {100: mib, 102: 5 * mib, 200: 2 * mib}, table, known)
+    assert {r["pid"]: (r["role"], r["group"]) for r in rows} == {
+        100: ("parent", None),
+        102: ("group", 101),
+        200: ("other", None),
+    }
+    first = {"t": 0.0, "device_used_mib": 8, "processes": rows}
+    del table[101]
+    table[102] = (1, 12)  # killed with its group, reparented, still releasing its memory
+    table[104] = (103, 14)
+    rows = census.attribute(100, {102: 5 * mib, 104: 3 * mib}, table, known)
+    assert {r["pid"]: (r["role"], r["group"]) for r in rows} == {102: ("exiting", 101), 104: ("group", 103)}
+    summary = census.summarize([first, {"t": 0.25, "device_used_mib": 8, "processes": rows}])
+    assert summary["peak_mib"] == {"parent": 1, "group": 5, "exiting": 5, "other": 2}
+    assert summary["most_groups_holding"] == 2 and summary["most_groups_at_s"] == 0.25

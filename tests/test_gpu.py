@@ -167,3 +167,32 @@ def test_the_memory_plan_keeps_trials_on_the_host(monkeypatch):
     assert "1 timing set" in good.memory and "unseen_inputs" in good.checks
     assert good.harness_peak_bytes and good.harness_peak_bytes > 0
     assert wrong.status is Status.INCORRECT
+
+
+def test_no_process_of_ours_holds_device_memory_beyond_the_evaluation_in_flight(tmp_path):
+    """NVML, read from outside (benchmarks/gpu_census.py), over a short search of two ranking problems (seed, tune
+    steps, the export's evaluation): the search's own process holds no device memory, spare workers hold none
+    until their job, and at no moment do two evaluations' processes hold memory (an exiting one included);
+    no result says other processes held the device."""
+    import json
+    import subprocess
+    import sys
+
+    pytest.importorskip("pynvml")
+    from tests.conftest import ROOT
+
+    out = tmp_path / "census.jsonl"
+    cmd = [
+        sys.executable, str(ROOT / "benchmarks" / "gpu_census.py"), "--out", str(out), "--interval", "0.1", "--",
+        sys.executable, "-m", "kernelevolve", "bench", "ranking", "--target", "cuda", "--only",
+        "rmsnorm2d_fwd,jagged_sum", "--budget", "3", "--no-compile-baseline", "--out", str(tmp_path / "bench"),
+        "--runs-dir", str(tmp_path / "runs"),
+    ]  # fmt: skip
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=900, cwd=ROOT)
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    summary = json.loads(out.read_text().splitlines()[-1])["summary"]
+    assert summary["peak_mib"]["parent"] == 0, summary
+    assert summary["most_groups_holding"] == 1, summary
+    rows = json.loads((tmp_path / "bench" / "results.json").read_text())["rows"]
+    assert [r["status"] for r in rows] == ["ok", "ok"], rows
+    assert not [n for r in rows for n in r["review"] if "other processes held" in n], rows

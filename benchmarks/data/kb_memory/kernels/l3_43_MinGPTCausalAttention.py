@@ -1,69 +1,280 @@
-"""KernelEvolve export of run 20261202-070122-97cdc1 for l3_43_MinGPTCausalAttention.py.
-
-Shape-aware dispatch: each shape case below runs the fastest correct kernel measured on it; cases where no
-kernel beat the baseline, and every other shape, run the PyTorch reference.
-
-| case | shape | kernel | speedup |
-| --- | --- | --- | --- |
-| 0 | - | node 70 | 2.27x |
-"""
-
-import linecache
-import types
+import math
 
 import torch
 import torch.nn as nn
+import triton
+import triton.language as tl
 
-_REFERENCE = 'import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\nimport math\n\n# From https://github.com/karpathy/minGPT/blob/master/mingpt/model.py\n\nclass Model(nn.Module):\n    """\n    A vanilla multi-head masked self-attention layer with a projection at the end.\n    It is possible to use torch.nn.MultiheadAttention here but I am including an\n    explicit implementation here to show that there is nothing too scary here.\n    """\n\n    def __init__(self, n_embd, n_head, attn_pdrop, resid_pdrop, max_seqlen):\n        super().__init__()\n        assert n_embd % n_head == 0\n        # key, query, value projections for all heads, but in a batch\n        self.c_attn = nn.Linear(n_embd, 3 * n_embd)\n        # output projection\n        self.c_proj = nn.Linear(n_embd, n_embd)\n        # regularization\n        self.attn_dropout = nn.Dropout(attn_pdrop)\n        self.resid_dropout = nn.Dropout(resid_pdrop)\n        # causal mask to ensure that attention is only applied to the left in the input sequence\n        self.register_buffer("bias", torch.tril(torch.ones(max_seqlen, max_seqlen))\n                                     .view(1, 1, max_seqlen, max_seqlen))\n        self.n_head = n_head\n        self.n_embd = n_embd\n\n    def forward(self, x):\n        B, T, C = x.size() # batch size, sequence length, embedding dimensionality (n_embd)\n\n        # calculate query, key, values for all heads in batch and move head forward to be the batch dim\n        q, k ,v  = self.c_attn(x).split(self.n_embd, dim=2)\n        k = k.view(B, T, self.n_head, C // self.n_head).transpose(1, 2) # (B, nh, T, hs)\n        q = q.view(B, T, self.n_head, C // self.n_head).transpose(1, 2) # (B, nh, T, hs)\n        v = v.view(B, T, self.n_head, C // self.n_head).transpose(1, 2) # (B, nh, T, hs)\n\n        # causal self-attention; Self-attend: (B, nh, T, hs) x (B, nh, hs, T) -> (B, nh, T, T)\n        att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))\n        att = att.masked_fill(self.bias[:,:,:T,:T] == 0, float(\'-inf\'))\n        att = F.softmax(att, dim=-1)\n        att = self.attn_dropout(att)\n        y = att @ v # (B, nh, T, T) x (B, nh, T, hs) -> (B, nh, T, hs)\n        y = y.transpose(1, 2).contiguous().view(B, T, C) # re-assemble all head outputs side by side\n\n        # output projection\n        y = self.resid_dropout(self.c_proj(y))\n        return y\n\nbatch_size = 128\nmax_seqlen = 1024\nseq_len = 512\nn_embd = 768\nn_head = 8\nattn_pdrop = 0.0\nresid_pdrop = 0.0\n\ndef get_inputs():\n    return [torch.rand(batch_size, seq_len, n_embd)]\n\ndef get_init_inputs():\n    return [n_embd, n_head, attn_pdrop, resid_pdrop, max_seqlen]'
+# ---------------------------------------------------------------------------
+# Tunables (every listed value yields a valid kernel)
+# ---------------------------------------------------------------------------
+GEMM_BM = 128
+GEMM_BN = 128
+GEMM_BK = 32
+GEMM_GROUP = 8
+GEMM_WARPS = 8
+GEMM_STAGES = 3
 
-_KERNELS = {
-    70: 'import math\n\nimport torch\nimport torch.nn as nn\nimport triton\nimport triton.language as tl\n\n# ---------------------------------------------------------------------------\n# Tunables (every listed value yields a valid kernel)\n# ---------------------------------------------------------------------------\nGEMM_BM = 128\nGEMM_BN = 128\nGEMM_BK = 32\nGEMM_GROUP = 8\nGEMM_WARPS = 8\nGEMM_STAGES = 3\n\nATT_BM = 128\nATT_BN = 64\nATT_WARPS = 8\nATT_STAGES = 3\n\nTUNABLES = {\n    "GEMM_BM": [64, 128],\n    "GEMM_BN": [64, 128],\n    "GEMM_BK": [16, 32],\n    "GEMM_GROUP": [4, 8, 16],\n    "GEMM_WARPS": [4, 8],\n    "GEMM_STAGES": [2, 3, 4],\n    "ATT_BM": [64, 128],\n    "ATT_BN": [32, 64],\n    "ATT_WARPS": [4, 8],\n    "ATT_STAGES": [1, 2, 3],\n}\n\nLOG2E = 1.4426950408889634\n\n\n# ---------------------------------------------------------------------------\n# Linear: C[M, N] = A[M, K] @ W[N, K]^T + bias[N]   (fp32, 3xTF32 tensor cores)\n# ---------------------------------------------------------------------------\n@triton.jit\ndef _linear_bias_kernel(\n    a_ptr, w_ptr, bias_ptr, c_ptr,\n    M, N, K,\n    stride_am, stride_wn, stride_cm,\n    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,\n    GROUP_M: tl.constexpr, EVEN: tl.constexpr,\n):\n    pid = tl.program_id(0)\n    num_pid_m = tl.cdiv(M, BLOCK_M)\n    num_pid_n = tl.cdiv(N, BLOCK_N)\n    num_pid_in_group = GROUP_M * num_pid_n\n    group_id = pid // num_pid_in_group\n    first_pid_m = group_id * GROUP_M\n    group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)\n    pid_in_group = pid % num_pid_in_group\n    pid_m = first_pid_m + (pid_in_group % group_size_m)\n    pid_n = pid_in_group // group_size_m\n\n    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)\n    offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)\n    offs_k = tl.arange(0, BLOCK_K)\n\n    a_ptrs = a_ptr + offs_m.to(tl.int64)[:, None] * stride_am + offs_k[None, :]\n    # W tile viewed as [BLOCK_K, BLOCK_N]; K is contiguous (K-major B operand)\n    w_ptrs = w_ptr + offs_n.to(tl.int64)[None, :] * stride_wn + offs_k[:, None]\n\n    m_mask = offs_m < M\n    n_mask = offs_n < N\n\n    acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)\n    for kk in range(0, tl.cdiv(K, BLOCK_K)):\n        if EVEN:\n            a = tl.load(a_ptrs)\n            w = tl.load(w_ptrs)\n        else:\n            k_mask = offs_k < K - kk * BLOCK_K\n            a = tl.load(a_ptrs, mask=m_mask[:, None] & k_mask[None, :], other=0.0)\n            w = tl.load(w_ptrs, mask=k_mask[:, None] & n_mask[None, :], other=0.0)\n        acc = tl.dot(a, w, acc, input_precision="tf32x3")\n        a_ptrs += BLOCK_K\n        w_ptrs += BLOCK_K\n\n    if EVEN:\n        bias = tl.load(bias_ptr + offs_n)\n    else:\n        bias = tl.load(bias_ptr + offs_n, mask=n_mask, other=0.0)\n    acc = acc + bias[None, :]\n\n    c_ptrs = c_ptr + offs_m.to(tl.int64)[:, None] * stride_cm + offs_n[None, :]\n    if EVEN:\n        tl.store(c_ptrs, acc)\n    else:\n        tl.store(c_ptrs, acc, mask=m_mask[:, None] & n_mask[None, :])\n\n\n# ---------------------------------------------------------------------------\n# Causal flash attention reading q/k/v straight out of the qkv buffer\n# qkv: [B*T, 3C] (q | k | v, heads side by side), y: [B*T, C]\n# head dim HEAD_D = D0 + D1 (D0, D1 powers of two; e.g. 96 = 64 + 32)\n# ---------------------------------------------------------------------------\n@triton.jit\ndef _causal_attn_kernel(\n    qkv_ptr, y_ptr,\n    T, H, C, stride_qkv, stride_y, qk_scale,\n    HEAD_D: tl.constexpr, D0: tl.constexpr, D1: tl.constexpr,\n    HAS_TAIL: tl.constexpr,\n    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,\n):\n    bh = tl.program_id(0)\n    pid_m = tl.num_programs(1) - 1 - tl.program_id(1)  # heavy (late) rows first\n    b = bh // H\n    h = bh % H\n    start_m = pid_m * BLOCK_M\n    row_base = b * T\n\n    q_col = h * HEAD_D\n    k_col = C + h * HEAD_D\n    v_col = 2 * C + h * HEAD_D\n\n    offs_m = start_m + tl.arange(0, BLOCK_M)\n    offs_n = tl.arange(0, BLOCK_N)\n    offs_d0 = tl.arange(0, D0)\n    m_mask = offs_m < T\n\n    rows_m = (row_base + offs_m).to(tl.int64) * stride_qkv\n    q0 = tl.load(qkv_ptr + rows_m[:, None] + q_col + offs_d0[None, :],\n                 mask=m_mask[:, None], other=0.0)\n    acc0 = tl.zeros([BLOCK_M, D0], dtype=tl.float32)\n    if HAS_TAIL:\n        offs_d1 = D0 + tl.arange(0, D1)\n        q1 = tl.load(qkv_ptr + rows_m[:, None] + q_col + offs_d1[None, :],\n                     mask=m_mask[:, None], other=0.0)\n        acc1 = tl.zeros([BLOCK_M, D1], dtype=tl.float32)\n\n    m_i = tl.full([BLOCK_M], float("-inf"), dtype=tl.float32)\n    l_i = tl.zeros([BLOCK_M], dtype=tl.float32)\n\n    # ---- blocks strictly below the diagonal: no mask needed ----\n    for start_n in range(0, start_m, BLOCK_N):\n        n_idx = start_n + offs_n\n        rows_n = (row_base + n_idx).to(tl.int64) * stride_qkv\n        k0 = tl.load(qkv_ptr + rows_n[:, None] + k_col + offs_d0[None, :])\n        s = tl.dot(q0, tl.trans(k0), input_precision="tf32x3")\n        if HAS_TAIL:\n            k1 = tl.load(qkv_ptr + rows_n[:, None] + k_col + offs_d1[None, :])\n            s = tl.dot(q1, tl.trans(k1), s, input_precision="tf32x3")\n        s = s * qk_scale\n        m_new = tl.maximum(m_i, tl.max(s, 1))\n        alpha = tl.exp2(m_i - m_new)\n        p = tl.exp2(s - m_new[:, None])\n        l_i = l_i * alpha + tl.sum(p, 1)\n        v0 = tl.load(qkv_ptr + rows_n[:, None] + v_col + offs_d0[None, :])\n        acc0 = acc0 * alpha[:, None]\n        acc0 = tl.dot(p, v0, acc0, input_precision="tf32x3")\n        if HAS_TAIL:\n            v1 = tl.load(qkv_ptr + rows_n[:, None] + v_col + offs_d1[None, :])\n            acc1 = acc1 * alpha[:, None]\n            acc1 = tl.dot(p, v1, acc1, input_precision="tf32x3")\n        m_i = m_new\n\n    # ---- diagonal blocks: causal + bounds mask ----\n    hi = tl.minimum(start_m + BLOCK_M, T)\n    for start_n in range(start_m, hi, BLOCK_N):\n        n_idx = start_n + offs_n\n        n_mask = n_idx < T\n        rows_n = (row_base + n_idx).to(tl.int64) * stride_qkv\n        k0 = tl.load(qkv_ptr + rows_n[:, None] + k_col + offs_d0[None, :],\n                     mask=n_mask[:, None], other=0.0)\n        s = tl.dot(q0, tl.trans(k0), input_precision="tf32x3")\n        if HAS_TAIL:\n            k1 = tl.load(qkv_ptr + rows_n[:, None] + k_col + offs_d1[None, :],\n                         mask=n_mask[:, None], other=0.0)\n            s = tl.dot(q1, tl.trans(k1), s, input_precision="tf32x3")\n        s = s * qk_scale\n        keep = (offs_m[:, None] >= n_idx[None, :]) & n_mask[None, :]\n        s = tl.where(keep, s, float("-inf"))\n        m_new = tl.maximum(m_i, tl.max(s, 1))\n        alpha = tl.exp2(m_i - m_new)\n        p = tl.exp2(s - m_new[:, None])\n        l_i = l_i * alpha + tl.sum(p, 1)\n        v0 = tl.load(qkv_ptr + rows_n[:, None] + v_col + offs_d0[None, :],\n                     mask=n_mask[:, None], other=0.0)\n        acc0 = acc0 * alpha[:, None]\n        acc0 = tl.dot(p, v0, acc0, input_precision="tf32x3")\n        if HAS_TAIL:\n            v1 = tl.load(qkv_ptr + rows_n[:, None] + v_col + offs_d1[None, :],\n                         mask=n_mask[:, None], other=0.0)\n            acc1 = acc1 * alpha[:, None]\n            acc1 = tl.dot(p, v1, acc1, input_precision="tf32x3")\n        m_i = m_new\n\n    inv_l = 1.0 / l_i\n    rows_y = (row_base + offs_m).to(tl.int64) * stride_y\n    out0 = acc0 * inv_l[:, None]\n    tl.store(y_ptr + rows_y[:, None] + q_col + offs_d0[None, :], out0,\n             mask=m_mask[:, None])\n    if HAS_TAIL:\n        out1 = acc1 * inv_l[:, None]\n        tl.store(y_ptr + rows_y[:, None] + q_col + offs_d1[None, :], out1,\n                 mask=m_mask[:, None])\n\n\n# ---------------------------------------------------------------------------\n# Host wrappers\n# ---------------------------------------------------------------------------\ndef _linear(a, w, bias, out):\n    M, K = a.shape\n    N = w.shape[0]\n    even = (M % GEMM_BM == 0) and (N % GEMM_BN == 0) and (K % GEMM_BK == 0)\n    grid = (triton.cdiv(M, GEMM_BM) * triton.cdiv(N, GEMM_BN),)\n    _linear_bias_kernel[grid](\n        a, w, bias, out,\n        M, N, K,\n        a.stride(0), w.stride(0), out.stride(0),\n        BLOCK_M=GEMM_BM, BLOCK_N=GEMM_BN, BLOCK_K=GEMM_BK,\n        GROUP_M=GEMM_GROUP, EVEN=even,\n        num_warps=GEMM_WARPS, num_stages=GEMM_STAGES,\n    )\n    return out\n\n\ndef _split_head_dim(hs):\n    d0 = 1\n    while d0 * 2 <= hs:\n        d0 *= 2\n    d1 = hs - d0\n    if d1 == 0:\n        return d0, 16, False\n    assert d1 >= 16 and (d1 & (d1 - 1)) == 0, "unsupported head size"\n    return d0, d1, True\n\n\nclass ModelNew(nn.Module):\n    def __init__(self, n_embd, n_head, attn_pdrop, resid_pdrop, max_seqlen):\n        super().__init__()\n        assert n_embd % n_head == 0\n        self.c_attn = nn.Linear(n_embd, 3 * n_embd)\n        self.c_proj = nn.Linear(n_embd, n_embd)\n        self.attn_dropout = nn.Dropout(attn_pdrop)\n        self.resid_dropout = nn.Dropout(resid_pdrop)\n        self.register_buffer("bias", torch.tril(torch.ones(max_seqlen, max_seqlen))\n                             .view(1, 1, max_seqlen, max_seqlen))\n        self.n_head = n_head\n        self.n_embd = n_embd\n\n    def forward(self, x):\n        B, T, C = x.size()\n        H = self.n_head\n        hs = C // H\n        M = B * T\n\n        x2 = x.contiguous().view(M, C)\n        w_attn = self.c_attn.weight.contiguous()\n        b_attn = self.c_attn.bias.contiguous()\n        w_proj = self.c_proj.weight.contiguous()\n        b_proj = self.c_proj.bias.contiguous()\n\n        # 1) fused QKV projection\n        qkv = torch.empty((M, 3 * C), device=x.device, dtype=torch.float32)\n        _linear(x2, w_attn, b_attn, qkv)\n\n        # 2) causal flash attention, heads written side by side into y\n        y = torch.empty((M, C), device=x.device, dtype=torch.float32)\n        d0, d1, has_tail = _split_head_dim(hs)\n        qk_scale = (1.0 / math.sqrt(hs)) * LOG2E\n        grid = (B * H, triton.cdiv(T, ATT_BM))\n        _causal_attn_kernel[grid](\n            qkv, y,\n            T, H, C, qkv.stride(0), y.stride(0), qk_scale,\n            HEAD_D=hs, D0=d0, D1=d1, HAS_TAIL=has_tail,\n            BLOCK_M=ATT_BM, BLOCK_N=ATT_BN,\n            num_warps=ATT_WARPS, num_stages=ATT_STAGES,\n        )\n\n        # 3) output projection (dropout p=0 -> identity)\n        out = torch.empty((M, C), device=x.device, dtype=torch.float32)\n        _linear(y, w_proj, b_proj, out)\n        return out.view(B, T, C)\n',
+ATT_BM = 128
+ATT_BN = 64
+ATT_WARPS = 8
+ATT_STAGES = 3
+
+TUNABLES = {
+    "GEMM_BM": [64, 128],
+    "GEMM_BN": [64, 128],
+    "GEMM_BK": [16, 32],
+    "GEMM_GROUP": [4, 8, 16],
+    "GEMM_WARPS": [4, 8],
+    "GEMM_STAGES": [2, 3, 4],
+    "ATT_BM": [64, 128],
+    "ATT_BN": [32, 64],
+    "ATT_WARPS": [4, 8],
+    "ATT_STAGES": [1, 2, 3],
 }
 
-# (pattern, node) per shape case a kernel won, in case order; None in a pattern matches any size or value.
-_DISPATCH = [
-    ((((128, 512, 768), 'torch.float32'),), 70),
-]
+LOG2E = 1.4426950408889634
 
 
-def _module(name, source):
-    # Triton's compiler reads a kernel's source through inspect, which finds it in linecache under this name.
-    filename = f"<kernelevolve export: {name}>"
-    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-    module = types.ModuleType(name)
-    module.__file__ = filename
-    exec(compile(source, filename, "exec"), module.__dict__)
-    return module
+# ---------------------------------------------------------------------------
+# Linear: C[M, N] = A[M, K] @ W[N, K]^T + bias[N]   (fp32, 3xTF32 tensor cores)
+# ---------------------------------------------------------------------------
+@triton.jit
+def _linear_bias_kernel(
+    a_ptr, w_ptr, bias_ptr, c_ptr,
+    M, N, K,
+    stride_am, stride_wn, stride_cm,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+    GROUP_M: tl.constexpr, EVEN: tl.constexpr,
+):
+    pid = tl.program_id(0)
+    num_pid_m = tl.cdiv(M, BLOCK_M)
+    num_pid_n = tl.cdiv(N, BLOCK_N)
+    num_pid_in_group = GROUP_M * num_pid_n
+    group_id = pid // num_pid_in_group
+    first_pid_m = group_id * GROUP_M
+    group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+    pid_in_group = pid % num_pid_in_group
+    pid_m = first_pid_m + (pid_in_group % group_size_m)
+    pid_n = pid_in_group // group_size_m
+
+    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    offs_k = tl.arange(0, BLOCK_K)
+
+    a_ptrs = a_ptr + offs_m.to(tl.int64)[:, None] * stride_am + offs_k[None, :]
+    # W tile viewed as [BLOCK_K, BLOCK_N]; K is contiguous (K-major B operand)
+    w_ptrs = w_ptr + offs_n.to(tl.int64)[None, :] * stride_wn + offs_k[:, None]
+
+    m_mask = offs_m < M
+    n_mask = offs_n < N
+
+    acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
+    for kk in range(0, tl.cdiv(K, BLOCK_K)):
+        if EVEN:
+            a = tl.load(a_ptrs)
+            w = tl.load(w_ptrs)
+        else:
+            k_mask = offs_k < K - kk * BLOCK_K
+            a = tl.load(a_ptrs, mask=m_mask[:, None] & k_mask[None, :], other=0.0)
+            w = tl.load(w_ptrs, mask=k_mask[:, None] & n_mask[None, :], other=0.0)
+        acc = tl.dot(a, w, acc, input_precision="tf32x3")
+        a_ptrs += BLOCK_K
+        w_ptrs += BLOCK_K
+
+    if EVEN:
+        bias = tl.load(bias_ptr + offs_n)
+    else:
+        bias = tl.load(bias_ptr + offs_n, mask=n_mask, other=0.0)
+    acc = acc + bias[None, :]
+
+    c_ptrs = c_ptr + offs_m.to(tl.int64)[:, None] * stride_cm + offs_n[None, :]
+    if EVEN:
+        tl.store(c_ptrs, acc)
+    else:
+        tl.store(c_ptrs, acc, mask=m_mask[:, None] & n_mask[None, :])
+
+
+# ---------------------------------------------------------------------------
+# Causal flash attention reading q/k/v straight out of the qkv buffer
+# qkv: [B*T, 3C] (q | k | v, heads side by side), y: [B*T, C]
+# head dim HEAD_D = D0 + D1 (D0, D1 powers of two; e.g. 96 = 64 + 32)
+# ---------------------------------------------------------------------------
+@triton.jit
+def _causal_attn_kernel(
+    qkv_ptr, y_ptr,
+    T, H, C, stride_qkv, stride_y, qk_scale,
+    HEAD_D: tl.constexpr, D0: tl.constexpr, D1: tl.constexpr,
+    HAS_TAIL: tl.constexpr,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+):
+    bh = tl.program_id(0)
+    pid_m = tl.num_programs(1) - 1 - tl.program_id(1)  # heavy (late) rows first
+    b = bh // H
+    h = bh % H
+    start_m = pid_m * BLOCK_M
+    row_base = b * T
+
+    q_col = h * HEAD_D
+    k_col = C + h * HEAD_D
+    v_col = 2 * C + h * HEAD_D
+
+    offs_m = start_m + tl.arange(0, BLOCK_M)
+    offs_n = tl.arange(0, BLOCK_N)
+    offs_d0 = tl.arange(0, D0)
+    m_mask = offs_m < T
+
+    rows_m = (row_base + offs_m).to(tl.int64) * stride_qkv
+    q0 = tl.load(qkv_ptr + rows_m[:, None] + q_col + offs_d0[None, :],
+                 mask=m_mask[:, None], other=0.0)
+    acc0 = tl.zeros([BLOCK_M, D0], dtype=tl.float32)
+    if HAS_TAIL:
+        offs_d1 = D0 + tl.arange(0, D1)
+        q1 = tl.load(qkv_ptr + rows_m[:, None] + q_col + offs_d1[None, :],
+                     mask=m_mask[:, None], other=0.0)
+        acc1 = tl.zeros([BLOCK_M, D1], dtype=tl.float32)
+
+    m_i = tl.full([BLOCK_M], float("-inf"), dtype=tl.float32)
+    l_i = tl.zeros([BLOCK_M], dtype=tl.float32)
+
+    # ---- blocks strictly below the diagonal: no mask needed ----
+    for start_n in range(0, start_m, BLOCK_N):
+        n_idx = start_n + offs_n
+        rows_n = (row_base + n_idx).to(tl.int64) * stride_qkv
+        k0 = tl.load(qkv_ptr + rows_n[:, None] + k_col + offs_d0[None, :])
+        s = tl.dot(q0, tl.trans(k0), input_precision="tf32x3")
+        if HAS_TAIL:
+            k1 = tl.load(qkv_ptr + rows_n[:, None] + k_col + offs_d1[None, :])
+            s = tl.dot(q1, tl.trans(k1), s, input_precision="tf32x3")
+        s = s * qk_scale
+        m_new = tl.maximum(m_i, tl.max(s, 1))
+        alpha = tl.exp2(m_i - m_new)
+        p = tl.exp2(s - m_new[:, None])
+        l_i = l_i * alpha + tl.sum(p, 1)
+        v0 = tl.load(qkv_ptr + rows_n[:, None] + v_col + offs_d0[None, :])
+        acc0 = acc0 * alpha[:, None]
+        acc0 = tl.dot(p, v0, acc0, input_precision="tf32x3")
+        if HAS_TAIL:
+            v1 = tl.load(qkv_ptr + rows_n[:, None] + v_col + offs_d1[None, :])
+            acc1 = acc1 * alpha[:, None]
+            acc1 = tl.dot(p, v1, acc1, input_precision="tf32x3")
+        m_i = m_new
+
+    # ---- diagonal blocks: causal + bounds mask ----
+    hi = tl.minimum(start_m + BLOCK_M, T)
+    for start_n in range(start_m, hi, BLOCK_N):
+        n_idx = start_n + offs_n
+        n_mask = n_idx < T
+        rows_n = (row_base + n_idx).to(tl.int64) * stride_qkv
+        k0 = tl.load(qkv_ptr + rows_n[:, None] + k_col + offs_d0[None, :],
+                     mask=n_mask[:, None], other=0.0)
+        s = tl.dot(q0, tl.trans(k0), input_precision="tf32x3")
+        if HAS_TAIL:
+            k1 = tl.load(qkv_ptr + rows_n[:, None] + k_col + offs_d1[None, :],
+                         mask=n_mask[:, None], other=0.0)
+            s = tl.dot(q1, tl.trans(k1), s, input_precision="tf32x3")
+        s = s * qk_scale
+        keep = (offs_m[:, None] >= n_idx[None, :]) & n_mask[None, :]
+        s = tl.where(keep, s, float("-inf"))
+        m_new = tl.maximum(m_i, tl.max(s, 1))
+        alpha = tl.exp2(m_i - m_new)
+        p = tl.exp2(s - m_new[:, None])
+        l_i = l_i * alpha + tl.sum(p, 1)
+        v0 = tl.load(qkv_ptr + rows_n[:, None] + v_col + offs_d0[None, :],
+                     mask=n_mask[:, None], other=0.0)
+        acc0 = acc0 * alpha[:, None]
+        acc0 = tl.dot(p, v0, acc0, input_precision="tf32x3")
+        if HAS_TAIL:
+            v1 = tl.load(qkv_ptr + rows_n[:, None] + v_col + offs_d1[None, :],
+                         mask=n_mask[:, None], other=0.0)
+            acc1 = acc1 * alpha[:, None]
+            acc1 = tl.dot(p, v1, acc1, input_precision="tf32x3")
+        m_i = m_new
+
+    inv_l = 1.0 / l_i
+    rows_y = (row_base + offs_m).to(tl.int64) * stride_y
+    out0 = acc0 * inv_l[:, None]
+    tl.store(y_ptr + rows_y[:, None] + q_col + offs_d0[None, :], out0,
+             mask=m_mask[:, None])
+    if HAS_TAIL:
+        out1 = acc1 * inv_l[:, None]
+        tl.store(y_ptr + rows_y[:, None] + q_col + offs_d1[None, :], out1,
+                 mask=m_mask[:, None])
+
+
+# ---------------------------------------------------------------------------
+# Host wrappers
+# ---------------------------------------------------------------------------
+def _linear(a, w, bias, out):
+    M, K = a.shape
+    N = w.shape[0]
+    even = (M % GEMM_BM == 0) and (N % GEMM_BN == 0) and (K % GEMM_BK == 0)
+    grid = (triton.cdiv(M, GEMM_BM) * triton.cdiv(N, GEMM_BN),)
+    _linear_bias_kernel[grid](
+        a, w, bias, out,
+        M, N, K,
+        a.stride(0), w.stride(0), out.stride(0),
+        BLOCK_M=GEMM_BM, BLOCK_N=GEMM_BN, BLOCK_K=GEMM_BK,
+        GROUP_M=GEMM_GROUP, EVEN=even,
+        num_warps=GEMM_WARPS, num_stages=GEMM_STAGES,
+    )
+    return out
+
+
+def _split_head_dim(hs):
+    d0 = 1
+    while d0 * 2 <= hs:
+        d0 *= 2
+    d1 = hs - d0
+    if d1 == 0:
+        return d0, 16, False
+    assert d1 >= 16 and (d1 & (d1 - 1)) == 0, "unsupported head size"
+    return d0, d1, True
 
 
 class ModelNew(nn.Module):
-    def __init__(self, *args, **kwargs):
+    def __init__(self, n_embd, n_head, attn_pdrop, resid_pdrop, max_seqlen):
         super().__init__()
-        self.reference = _module("kernelevolve_reference", _REFERENCE).Model(*args, **kwargs)
-        self.kernels = nn.ModuleDict()
-        for node, source in _KERNELS.items():
-            kernel = _module(f"kernelevolve_node_{node}", source).ModelNew(*args, **kwargs)
-            kernel.load_state_dict(self.reference.state_dict(), strict=False)
-            self.kernels[str(node)] = kernel
+        assert n_embd % n_head == 0
+        self.c_attn = nn.Linear(n_embd, 3 * n_embd)
+        self.c_proj = nn.Linear(n_embd, n_embd)
+        self.attn_dropout = nn.Dropout(attn_pdrop)
+        self.resid_dropout = nn.Dropout(resid_pdrop)
+        self.register_buffer("bias", torch.tril(torch.ones(max_seqlen, max_seqlen))
+                             .view(1, 1, max_seqlen, max_seqlen))
+        self.n_head = n_head
+        self.n_embd = n_embd
 
-    def forward(self, *inputs):
-        key = tuple((tuple(x.shape), str(x.dtype)) if isinstance(x, torch.Tensor) else repr(x) for x in inputs)
-        node = next((n for pattern, n in _DISPATCH if _matches(pattern, key)), None)
-        if node is None:
-            return self.reference(*inputs)
-        return self.kernels[str(node)](*inputs)
+    def forward(self, x):
+        B, T, C = x.size()
+        H = self.n_head
+        hs = C // H
+        M = B * T
 
+        x2 = x.contiguous().view(M, C)
+        w_attn = self.c_attn.weight.contiguous()
+        b_attn = self.c_attn.bias.contiguous()
+        w_proj = self.c_proj.weight.contiguous()
+        b_proj = self.c_proj.bias.contiguous()
 
-def _matches(pattern: tuple, key: tuple) -> bool:
-    """Whether a call's key fits a case's pattern (the same logic is written into the exported module)."""
-    if len(pattern) != len(key):
-        return False
-    for p, k in zip(pattern, key):
-        if p is None:
-            continue
-        if isinstance(p, tuple) and isinstance(k, tuple):
-            if p[1] != k[1] or len(p[0]) != len(k[0]) or any(a is not None and a != b for a, b in zip(p[0], k[0])):
-                return False
-        elif p != k:
-            return False
-    return True
+        # 1) fused QKV projection
+        qkv = torch.empty((M, 3 * C), device=x.device, dtype=torch.float32)
+        _linear(x2, w_attn, b_attn, qkv)
+
+        # 2) causal flash attention, heads written side by side into y
+        y = torch.empty((M, C), device=x.device, dtype=torch.float32)
+        d0, d1, has_tail = _split_head_dim(hs)
+        qk_scale = (1.0 / math.sqrt(hs)) * LOG2E
+        grid = (B * H, triton.cdiv(T, ATT_BM))
+        _causal_attn_kernel[grid](
+            qkv, y,
+            T, H, C, qkv.stride(0), y.stride(0), qk_scale,
+            HEAD_D=hs, D0=d0, D1=d1, HAS_TAIL=has_tail,
+            BLOCK_M=ATT_BM, BLOCK_N=ATT_BN,
+            num_warps=ATT_WARPS, num_stages=ATT_STAGES,
+        )
+
+        # 3) output projection (dropout p=0 -> identity)
+        out = torch.empty((M, C), device=x.device, dtype=torch.float32)
+        _linear(y, w_proj, b_proj, out)
+        return out.view(B, T, C)

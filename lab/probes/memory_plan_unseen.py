@@ -15,7 +15,7 @@ from kernelevolve.eval.evaluator import Evaluator
 from kernelevolve.eval.worker.memory import SHARE_VARIABLE
 from kernelevolve.problem.problem import load_problem
 
-EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "softmax"
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "softmax"
 
 
 def main() -> None:

@@ -31,7 +31,7 @@ from pathlib import Path
 import torch
 import torch.multiprocessing  # noqa: F401 - registers the CUDA IPC reductions with the pipe's pickler
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 BLOCK_MS = 3.0
 

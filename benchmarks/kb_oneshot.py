@@ -8,7 +8,7 @@ A suite (`ranking`, or a folder of `<name>/problem.py`) contributes each problem
 records both verdicts, the error over the reference's own rounding error, the memory plan, the harness's peak
 device memory and each evaluation's stages (the float64 oracle's share among them).
 
-    python benchmarks/kb_oneshot.py docs/benchmarks/data/kb_oneshot_2026-12-01 --out results.json [--only NAME,...]
+    python benchmarks/kb_oneshot.py benchmarks/data/kb_oneshot_2026-12-01 --out results.json [--only NAME,...]
     python benchmarks/kb_oneshot.py ranking --out seeds.json --rules measured
 """
 

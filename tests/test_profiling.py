@@ -317,8 +317,8 @@ def test_memory_agent_reads_the_ncu_limiter():
 
 
 def test_memory_agent_on_a_profile_recorded_with_nsight_compute_on_the_h200():
-    """The softmax example's profile from a real ncu run (docs/benchmarks/harness.md, run 7)."""
-    record = ROOT / "docs" / "benchmarks" / "data" / "eval_profile_softmax_2026-11-30_run7.json"
+    """The softmax example's profile from a real ncu run on an H200 (2026-11-30)."""
+    record = ROOT / "tests" / "fixtures" / "ncu_profile_softmax.json"
     profile = json.loads(record.read_text())["ncu"]["profile"]
     facts, advice, bottleneck = memory.profile_facts(profile)
     assert bottleneck == "memory"

@@ -28,7 +28,7 @@ PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])
 RESULT_FD_ENV = "KERNELEVOLVE_RESULT_FD"
 MEMORY_LIMIT_ENV = "KERNELEVOLVE_MEMORY_LIMIT_BYTES"
 # GPU targets: `split` (the default) runs the candidate in a process of its own, beside the judge, as on the cpu
-# target always; `in-process` runs it in the judge's process (README, "What the harness guarantees").
+# target always; `in-process` runs it in the judge's process (docs/harness.md).
 GPU_JUDGE_ENV = "KERNELEVOLVE_GPU_JUDGE"
 GPU_JUDGE_MODES = ("split", "in-process")
 DEVICE_ENV = "KERNELEVOLVE_GPU_INDEX"  # set for GPU targets: the device to initialise before the job

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import subprocess
 import sys
 import time
@@ -88,6 +89,8 @@ def main() -> None:
         sys.exit("gpu_census: NVML cannot answer here (no NVIDIA driver, or no nvidia-ml-py)")
     t0 = time.monotonic()
     proc = subprocess.Popen(command)
+    stop: list[int] = []  # a SIGTERM (`timeout`) ends the command and still writes the summary
+    signal.signal(signal.SIGTERM, lambda signum, frame: stop.append(signum))
     samples: list[dict] = []
     known: dict = {}
     with args.out.open("w") as out:
@@ -104,6 +107,13 @@ def main() -> None:
             out.write(json.dumps(sample) + "\n")
             if done:
                 break
+            if stop:
+                proc.terminate()
+                try:
+                    proc.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                continue  # one last sample, then the summary
             time.sleep(args.interval)
         summary = summarize(samples)
         out.write(json.dumps({"summary": summary, "command": command, "exit": proc.returncode}) + "\n")

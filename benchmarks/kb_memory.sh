@@ -16,4 +16,5 @@ done
 timeout "${BENCH_SECONDS:-540}" python3 benchmarks/gpu_census.py --out "$OUT/census.jsonl" -- \
   python3 -m kernelevolve bench "$SUITE" --target cuda --out "$OUT/bench" "$@" > "$OUT/bench.log" 2>&1
 echo "census exit $?"
-tail -n 30 "$OUT/bench.log"
+tail -n 12 "$OUT/bench.log"
+python3 benchmarks/memory_table.py "$OUT/census.jsonl" "$OUT/bench/results.json"

@@ -183,3 +183,11 @@ def test_the_package_imports_neither_the_lab_nor_the_benchmarks():
     imports = re.compile(r"^\s*(?:from|import)\s+(lab|benchmarks)\b", re.MULTILINE)
     found = [str(p) for p in (ROOT / "kernelevolve").rglob("*.py") if imports.search(p.read_text())]
     assert not found, found
+
+
+def test_memory_table_reads_a_census_and_a_bench(tmp_path):
+    data = ROOT / "docs" / "benchmarks" / "data" / "gpu_memory_2026-12-07_h200"
+    cmd = script("memory_table.py", data / "census.jsonl.gz", data / "bench_results.json")
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert "| l1_88_MinGPTNewGelu | ok |" in p.stdout and "| evaluations holding memory at once, most | 1 |" in p.stdout

@@ -62,6 +62,7 @@ class BenchRow:
     kernelbench_correct: bool | None = None
     waiting: int = 0  # a deferred model's calls the problem's run waits for (status "waiting")
     degraded: list[str] = field(default_factory=list)  # guarantees the row's evaluation ran without
+    harness_peak_bytes: int | None = None  # cuda: the harness's peak device memory while it prepared the sets
 
 
 def _seed_for(folder: Path, target: str) -> Path | None:
@@ -174,6 +175,7 @@ def row_from(name: str, result: EvalResult, seed: str = "", run: str = "", kerne
         stages={k: round(v, 3) for k, v in result.stages.items()},
         kernelbench_correct=result.kernelbench_correct,
         degraded=list(result.degraded),
+        harness_peak_bytes=result.harness_peak_bytes,
     )
 
 

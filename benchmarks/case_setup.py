@@ -14,7 +14,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from kernelevolve.eval.worker.candidate import load_candidate  # noqa: E402
+from kernelevolve.problem.candidate import load_candidate  # noqa: E402
 from kernelevolve.problem.inputs import build_init_inputs, build_inputs, build_model, problem_dtype  # noqa: E402
 from kernelevolve.problem.problem import bind_case, case_defaults, exec_problem, shape_cases  # noqa: E402
 

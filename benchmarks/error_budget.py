@@ -15,7 +15,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from kernelevolve.eval.job import BUDGET_MULTIPLE  # noqa: E402
+from kernelevolve.eval.rules import BUDGET_MULTIPLE  # noqa: E402
 from kernelevolve.eval.worker.correctness import Criterion  # noqa: E402
 from kernelevolve.eval.worker.oracle import Float64Reference, unit_roundoff  # noqa: E402
 

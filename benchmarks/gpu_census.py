@@ -24,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from kernelevolve.eval import spawn  # noqa: E402
+from kernelevolve.eval.launch import spawn  # noqa: E402
 from kernelevolve.platforms import gpu_memory  # noqa: E402
 
 MB = 2**20

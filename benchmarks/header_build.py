@@ -15,8 +15,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from kernelevolve.eval.builds import BuildService
-from kernelevolve.platforms.extension_cache import PRECOMPILED, build_into, request_of
+from kernelevolve.eval.builds.extension_cache import PRECOMPILED, build_into, request_of
+from kernelevolve.eval.builds.service import BuildService
 
 SOURCE = r"""
 torch::Tensor scale(torch::Tensor x, double a) {

@@ -118,7 +118,9 @@ class EvalResult(BaseModel):
     versions: dict[str, str] = Field(default_factory=dict)
     log_tail: str = ""
     checks: list[str] = Field(default_factory=list, description="the harness checks this evaluation ran")
-    sandbox: str = Field("", description="what confined the candidate's process (eval/sandbox.py), or 'none: why'")
+    sandbox: str = Field(
+        "", description="what confined the candidate's process (eval/launch/sandbox.py), or 'none: why'"
+    )
     memory: str = Field("", description="cuda: the harness's device-memory plan per case (eval/worker/memory.py)")
     harness_peak_bytes: int | None = Field(
         None, description="cuda: peak device memory allocated while the harness prepared references and inputs"

@@ -56,7 +56,8 @@ def relu_problem():
 @pytest.fixture
 def sandbox_writable(tmp_path, monkeypatch):
     """A folder that code in the candidate's sandbox can write and the test can read: the file system is read-only
-    there but for its private folders (eval/sandbox.py), so this one is left writable by KERNELEVOLVE_SANDBOX_WRITABLE
+    there but for its private folders (eval/launch/sandbox.py), so this one is left writable by
+    KERNELEVOLVE_SANDBOX_WRITABLE
     (also for the test's own child processes)."""
     folder = tmp_path / "from-the-sandbox"
     folder.mkdir()

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from kernelevolve.eval import environment
-from kernelevolve.eval.job import EvalOptions
+from kernelevolve.eval.wire import EvalOptions
 from kernelevolve.operators.base import Proposal, Request
 from kernelevolve.operators.tune import params_of
 from kernelevolve.platforms import get_platform

@@ -250,7 +250,7 @@ def test_search_skips_the_compile_baseline_and_evaluates_the_export_with_it(suit
     from dataclasses import replace
 
     from kernelevolve.cli.bench_cmd import _one
-    from kernelevolve.eval.job import EvalOptions
+    from kernelevolve.eval.wire import EvalOptions
     from kernelevolve.store.store import Store
     from kernelevolve.suites.bench import BenchItem
 

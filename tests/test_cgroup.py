@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from kernelevolve.eval import cgroup
+from kernelevolve.eval.launch import cgroup
 
 
 def _own_v2_path() -> str:
@@ -167,7 +167,8 @@ def test_an_evaluator_killed_with_9_leaves_no_cgroup_for_long(tmp_path, monkeypa
 
 
 def test_a_hierarchy_that_takes_no_process_is_not_used(tmp_path, monkeypatch):
-    """A cgroup can be made but no process moved into it (as the worker moves itself in eval/confine.py): the probe
+    """A cgroup can be made but no process moved into it (as the worker moves itself in eval/launch/confine.py): the
+    probe
     says why, and leaves neither its cgroup nor its process behind."""
     real_write = Path.write_text
 

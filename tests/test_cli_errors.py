@@ -336,7 +336,7 @@ def test_devices_that_are_not_gpu_indices_are_refused_before_any_worker_starts()
 def test_a_mistyped_gpu_judge_mode_is_one_line_before_any_worker_starts(monkeypatch):
     """KERNELEVOLVE_GPU_JUDGE takes split (the default) or in-process; anything else is said once, with the
     choices, by `eval` (exit 2) and by a run's specification, not by every GPU worker as it starts."""
-    from kernelevolve.eval.spawn import GPU_JUDGE_ENV, gpu_judge_split
+    from kernelevolve.eval.wire import GPU_JUDGE_ENV, gpu_judge_split
     from kernelevolve.search.session import RunSpec, SessionError
 
     assert gpu_judge_split({}) and gpu_judge_split({GPU_JUDGE_ENV: "split"})

@@ -50,7 +50,7 @@ def test_a_case_timed_on_a_busy_host_is_timed_again(monkeypatch):
     more, the second pass stands, and the review says so."""
     import torch
 
-    from kernelevolve.eval.job import EvalJob
+    from kernelevolve.eval.wire import EvalJob
     from kernelevolve.eval.worker import harness
 
     monkeypatch.setenv("TRITON_F32_DEFAULT", "ieee")  # restored after: run_job sets the precision policy

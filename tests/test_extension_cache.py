@@ -1,5 +1,5 @@
 """Extension builds and the deadlines: the harness builds a candidate's extensions in a step of its own
-(eval/builds.py), once per key, into a folder it renames into place only when complete, so a build killed by its
+(eval/builds/service.py), once per key, into a folder it renames into place only when complete, so a build killed by its
 deadline leaves nothing a later build waits on or loads; builds run against their own deadline (--compile-timeout);
 and a result that depends on the machine (timeout, crashed) is never reused as a verdict.
 
@@ -17,10 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from kernelevolve.eval.builds import STAGING, BuildService
+from kernelevolve.eval.builds import extension_cache
+from kernelevolve.eval.builds.extension_cache import BUILT, key, request_of
+from kernelevolve.eval.builds.service import STAGING, BuildService
 from kernelevolve.eval.evaluator import Evaluator
-from kernelevolve.platforms import extension_cache
-from kernelevolve.platforms.extension_cache import BUILT, key, request_of
 from kernelevolve.result import EvalResult, Status
 from kernelevolve.search import session
 from kernelevolve.search.session import Limits, RunSpec
@@ -143,7 +143,7 @@ def test_without_a_build_service_the_wrapped_load_builds_privately(tmp_path):
         [
             "from pathlib import Path",
             "from torch.utils import cpp_extension",
-            "from kernelevolve.platforms import extension_cache",
+            "from kernelevolve.eval.builds import extension_cache",
             "seen = []",
             f"extension_cache.install(root=Path({str(root)!r}), report=seen.append)",
             "extension_cache.install()  # installing again wraps nothing twice",
@@ -287,7 +287,7 @@ def test_a_seed_that_timed_out_is_evaluated_again_by_a_new_run_and_on_resume(tmp
 
 
 def test_a_long_build_log_keeps_its_head_and_its_end():
-    from kernelevolve.eval import builds
+    from kernelevolve.eval.builds import service as builds
 
     log = "first error: here\n" + "x" * 50_000 + "\nlast line"
     short = builds._shortened(log)
@@ -302,7 +302,7 @@ def test_a_held_build_lock_is_waited_for_only_while_the_requester_lives(tmp_path
     import fcntl
     import os
 
-    from kernelevolve.eval import builds
+    from kernelevolve.eval.builds import service as builds
 
     service = BuildService(root=tmp_path / "extensions", timeout_s=60)
     request = _main_request(tmp_path)
@@ -319,7 +319,7 @@ def test_a_held_build_lock_is_waited_for_only_while_the_requester_lives(tmp_path
 
 
 def test_a_build_that_leaves_a_link_is_refused_and_the_headers_beside_a_source_travel(tmp_path):
-    from kernelevolve.eval import builds
+    from kernelevolve.eval.builds import service as builds
 
     (tmp_path / "tree").mkdir()
     (tmp_path / "tree" / "ok.o").write_text("")
@@ -426,7 +426,7 @@ def _fake_header_step(made: list[dict], code: int = 0):
 def test_a_header_is_made_at_a_flag_set_s_second_build_and_the_last_used_are_kept(tmp_path, monkeypatch):
     """Making one costs more than one build saves: the first build of a flag set goes without, the second makes it,
     later ones use it; HEADERS_KEPT are kept, and a flag set whose header could not be made is not tried again."""
-    from kernelevolve.eval import builds
+    from kernelevolve.eval.builds import service as builds
 
     made: list[dict] = []
     monkeypatch.setattr(BuildService, "_step", _fake_header_step(made))

@@ -60,7 +60,7 @@ def test_an_evaluation_waits_for_the_last_one_s_processes_to_exit(cpu_evaluator,
     and its stages say how long. Here a process that exits after a second stands for them."""
     import subprocess
 
-    from kernelevolve.eval import spawn
+    from kernelevolve.eval.launch import spawn
 
     slow = subprocess.Popen(["sleep", "1"])
     try:

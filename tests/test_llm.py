@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from kernelevolve.eval.job import EvalOptions
+from kernelevolve.eval.wire import EvalOptions
 from kernelevolve.llm.base import LLMError, Message
 from kernelevolve.llm.pricing import PriceTable
 from kernelevolve.llm.providers import RetryPolicy

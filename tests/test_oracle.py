@@ -271,7 +271,7 @@ def test_the_memory_plan_keeps_what_does_not_fit_on_the_host(monkeypatch):
 def test_a_case_runs_the_trials_its_plan_holds_and_says_so():
     import random
 
-    from kernelevolve.eval.job import EvalJob
+    from kernelevolve.eval.wire import EvalJob
     from kernelevolve.eval.worker import prepare
 
     class Settle:  # the plan made from the first trial's sizes holds two trials
@@ -319,7 +319,7 @@ def test_a_device_held_by_other_processes_is_the_harness_limit_not_the_candidate
     """On the H200 a process outside the evaluation held 105 of the device's 140 GB, and four honest drafts were
     'crashed' by an out-of-memory error they did not cause."""
     from kernelevolve.eval.evaluator import Evaluator
-    from kernelevolve.eval.job import EvalJob
+    from kernelevolve.eval.wire import EvalJob
     from kernelevolve.result import Status
 
     gb = 10**9

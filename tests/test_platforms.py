@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from kernelevolve.eval.worker.candidate import detect_languages
 from kernelevolve.platforms import PLATFORMS, default_target, get_platform
+from kernelevolve.problem.candidate import detect_languages
 from tests.conftest import CANDIDATES, EXAMPLES
 
 

@@ -17,9 +17,9 @@ from types import SimpleNamespace
 import pytest
 
 from kernelevolve.agents import memory
-from kernelevolve.eval.job import EvalJob
+from kernelevolve.eval.wire import EvalJob
 from kernelevolve.eval.worker import launches, profiling
-from kernelevolve.eval.worker.candidate import load_candidate
+from kernelevolve.problem.candidate import load_candidate
 from kernelevolve.result import CaseResult, EvalResult, Status
 from tests.conftest import CANDIDATES, EXAMPLES, FIXTURES, ROOT
 

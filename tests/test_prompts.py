@@ -15,15 +15,14 @@ from kernelevolve.agents import memory
 from kernelevolve.agents.context import MemoryAgent, analyse_step
 from kernelevolve.agents.retrieval import KnowledgeBase, reference_ops
 from kernelevolve.cli.node_view import show_prompt
-from kernelevolve.eval.job import EvalOptions
+from kernelevolve.eval.rules import DISTRIBUTIONS
+from kernelevolve.eval.wire import EvalOptions
 from kernelevolve.llm.base import render
 from kernelevolve.llm.registry import Ensemble
 from kernelevolve.operators.base import ParentContext, Request
 from kernelevolve.operators.universal import (
-    DISTRIBUTIONS,
     UniversalOperator,
     compiler_diagnostics,
-    policy_on,
     shape_cases_literal,
 )
 from kernelevolve.platforms import PLATFORMS, get_platform
@@ -114,15 +113,6 @@ def test_the_rule_in_force_is_the_runs():
     finally:
         tolerant.unlink()
     assert "the problem's TOLERANCE (atol=0.001, rtol=0.002)" in text and "at most 0.02" in text
-
-
-def test_policy_and_distributions_match_the_worker():
-    from kernelevolve.eval.worker.policy import policy_default
-    from kernelevolve.problem.inputs import DISTRIBUTIONS as DRAWN
-
-    assert tuple(DISTRIBUTIONS) == DRAWN
-    for platform in PLATFORMS.values():
-        assert policy_on(platform, EvalOptions()) == policy_default(platform)
 
 
 def _run(store: Store, problem=SOFTMAX) -> str:

@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from kernelevolve.cli import app, bench_cmd, runs_cmd
-from kernelevolve.platforms.extension_cache import BUILT
+from kernelevolve.eval.builds.extension_cache import BUILT
 from kernelevolve.result import CaseResult, EvalResult, Status
 from kernelevolve.search import session
 from kernelevolve.search.session import Limits, RunSpec

@@ -1,5 +1,5 @@
 """The process boundary: the parent side of eval/ imports no torch, and the one launcher of processes that run
-candidate code (eval/spawn.py) kills the whole process group on a timeout, so a compiler or any other process the
+candidate code (eval/launch/spawn.py) kills the whole process group on a timeout, so a compiler or any other process the
 candidate started dies with it."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import textwrap
 import time
 from pathlib import Path
 
-from kernelevolve.eval import spawn
+from kernelevolve.eval.launch import sandbox, spawn
 from kernelevolve.operators.check import fast_check
 
 
@@ -47,37 +47,37 @@ def test_the_parent_side_imports_no_torch():
     modules = [
         "kernelevolve.eval.evaluator",
         "kernelevolve.eval.probes",
-        "kernelevolve.eval.spawn",
-        "kernelevolve.eval.sandbox",
+        "kernelevolve.eval.launch.spawn",
+        "kernelevolve.eval.launch.sandbox",
         "kernelevolve.eval.environment",
         "kernelevolve.eval.worker",
-        "kernelevolve.eval.worker.candidate",
+        "kernelevolve.problem.candidate",
         "kernelevolve.operators.check",
     ]
     code = f"import importlib, sys; [importlib.import_module(m) for m in {modules!r}]; print('torch' in sys.modules)"
-    p = spawn.run([sys.executable, "-c", code], timeout_s=120, env=spawn.child_env({}))
+    p = spawn.run([sys.executable, "-c", code], timeout_s=120, env=sandbox.child_env({}))
     assert p is not None and p.returncode == 0, p and p.stderr
     assert p.stdout.strip() == "False"
 
 
 def test_run_returns_the_output_and_status():
     code = "import sys; print('out'); print('err', file=sys.stderr); sys.exit(3)"
-    p = spawn.run([sys.executable, "-c", code], timeout_s=60, env=spawn.child_env({}))
+    p = spawn.run([sys.executable, "-c", code], timeout_s=60, env=sandbox.child_env({}))
     assert p is not None and p.returncode == 3
     assert p.stdout == "out\n" and p.stderr == "err\n"
 
 
 def test_child_env_puts_the_package_first_on_pythonpath(monkeypatch):
     monkeypatch.setenv("PYTHONPATH", "/elsewhere")
-    env = spawn.child_env({"EXTRA": "1"})
-    assert env["PYTHONPATH"].split(os.pathsep) == [spawn.PACKAGE_ROOT, "/elsewhere"]
-    assert env["EXTRA"] == "1" and (Path(spawn.PACKAGE_ROOT) / "kernelevolve").is_dir()
+    env = sandbox.child_env({"EXTRA": "1"})
+    assert env["PYTHONPATH"].split(os.pathsep) == [sandbox.PACKAGE_ROOT, "/elsewhere"]
+    assert env["EXTRA"] == "1" and (Path(sandbox.PACKAGE_ROOT) / "kernelevolve").is_dir()
 
 
 def test_run_kills_the_whole_process_group_on_timeout(sandbox_writable):
     beat = sandbox_writable / "grandchild.beat"
     t0 = time.monotonic()
-    p = spawn.run([sys.executable, "-c", _spawns_and_hangs(beat)], timeout_s=3, env=spawn.child_env({}))
+    p = spawn.run([sys.executable, "-c", _spawns_and_hangs(beat)], timeout_s=3, env=sandbox.child_env({}))
     assert p is None and time.monotonic() - t0 < 30
     assert beat.is_file(), "the child never started its grandchild"
     assert _stopped(beat), "the grandchild survived the timeout"

@@ -1,4 +1,5 @@
-"""Workers forked by the zygote (eval/zygote.py, eval/forked.py) are confined as exec'd ones are: no capabilities
+"""Workers forked by the zygote (eval/launch/zygote.py, eval/zygote/forked.py) are confined as exec'd ones are: no
+capabilities
 and no_new_privs, a PID namespace of their own in which the zygote is out of sight, a network namespace each, no
 descriptor beyond those the evaluator passes, the exec'd worker's environment. The zygote starts again after it
 died, and where it cannot start workers start by exec, said on stderr. Each probe is a candidate that writes what
@@ -16,8 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from kernelevolve.eval import sandbox, spawn, zygote
+from kernelevolve.eval import wire
 from kernelevolve.eval.evaluator import Evaluator
+from kernelevolve.eval.launch import sandbox, spawn, zygote
 from kernelevolve.problem.problem import load_problem
 from kernelevolve.result import Status
 from tests.conftest import CANDIDATES, FIXTURES
@@ -100,7 +102,7 @@ def test_a_forked_worker_is_confined_as_an_exec_d_one(tmp_path, monkeypatch, san
     zygote_pid = _the_zygote().pid
     again = _probe(tmp_path, sandbox_writable, "again", zygote_pid=zygote_pid, monkeypatch=monkeypatch)
     execd = _probe(tmp_path, sandbox_writable, "execd", forked=False, monkeypatch=monkeypatch)
-    assert "kernelevolve.eval.zygote_server" in forked["judge"] and "kernelevolve.eval.worker" in execd["judge"]
+    assert "kernelevolve.eval.zygote.server" in forked["judge"] and "kernelevolve.eval.worker" in execd["judge"]
     for found in (forked, again, execd):
         caps = found["status"]
         assert {caps[k] for k in ("CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb")} == {"0000000000000000"}, caps
@@ -183,7 +185,7 @@ def test_the_zygote_starts_again_after_it_was_killed(tmp_path, monkeypatch, sand
     os.kill(first.pid, signal.SIGKILL)
     first.proc.wait(timeout=30)
     found = _probe(tmp_path, sandbox_writable, "second", monkeypatch=monkeypatch)
-    assert "kernelevolve.eval.zygote_server" in found["judge"]
+    assert "kernelevolve.eval.zygote.server" in found["judge"]
     assert _the_zygote().pid != first.pid
     assert "the worker zygote ended" in capfd.readouterr().err
 
@@ -207,10 +209,10 @@ def test_exit_statuses_and_kills_come_through_the_zygote(tmp_path, monkeypatch, 
     for mode in ("on", "off"):
         monkeypatch.setenv(zygote.OFF_ENV, mode)
         with open(tmp_path / f"log-{mode}", "wb") as log:
-            failing = spawn.start_worker(spawn.child_env({}), memory_limit=0, stdout=log.fileno(), pass_fds=())
+            failing = spawn.start_worker(sandbox.child_env({}), memory_limit=0, stdout=log.fileno(), pass_fds=())
             code = failing.wait(timeout=120)
             hanging = spawn.start_worker(
-                {**spawn.child_env({}), spawn.RESULT_FD_ENV: "1"}, memory_limit=0, stdout=log.fileno(), pass_fds=()
+                {**sandbox.child_env({}), wire.RESULT_FD_ENV: "1"}, memory_limit=0, stdout=log.fileno(), pass_fds=()
             )
             assert hanging.poll() is None  # it waits for its job on stdin
             killed = spawn.kill_group(hanging)
@@ -223,8 +225,8 @@ def test_exit_statuses_and_kills_come_through_the_zygote(tmp_path, monkeypatch, 
 def test_a_forked_worker_without_its_capabilities_dropped_never_runs_a_job(monkeypatch, own_zygotes, tmp_path):
     """The check after dropping the capabilities stops the worker before its job: a probe that says something is
     left (here made to) ends it, and the evaluator reads a worker that failed to start."""
-    code = "from kernelevolve.eval import confine; confine.not_dropped = lambda: ['CapEff 1']; "
-    code += "import runpy; runpy.run_module('kernelevolve.eval.zygote_server', run_name='__main__')"
+    code = "from kernelevolve.eval.launch import confine; confine.not_dropped = lambda: ['CapEff 1']; "
+    code += "import runpy; runpy.run_module('kernelevolve.eval.zygote.server', run_name='__main__')"
     sitecustom = tmp_path / "site"
     sitecustom.mkdir()
     (sitecustom / "kernelevolve_zygote_test.py").write_text(code)
@@ -240,7 +242,7 @@ def test_a_forked_worker_without_its_capabilities_dropped_never_runs_a_job(monke
 
 
 def test_the_parent_side_of_the_zygote_imports_no_torch():
-    code = "import sys, kernelevolve.eval.zygote, kernelevolve.eval.forked; print('torch' in sys.modules)"
+    code = "import sys, kernelevolve.eval.launch.zygote, kernelevolve.eval.zygote.forked; print('torch' in sys.modules)"
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert p.returncode == 0 and p.stdout.strip() == "False", p.stderr
 
@@ -285,7 +287,7 @@ def test_a_forked_judge_holds_the_descriptors_an_exec_d_one_holds(monkeypatch, o
 
 PARENT = """
 import os, signal, sys, time
-from kernelevolve.eval import zygote
+from kernelevolve.eval.launch import zygote
 from kernelevolve.eval.evaluator import WorkerProcess
 
 worker = WorkerProcess("cpu")
@@ -325,7 +327,7 @@ def test_a_worker_whose_request_was_interrupted_is_killed_not_handed_on(monkeypa
     """A caller interrupted (Ctrl-C) between its request and the zygote's answer leaves a worker nobody holds: the
     next request gets its own worker, never that one, and that one is killed."""
     monkeypatch.setenv(zygote.OFF_ENV, "on")
-    env = {**spawn.child_env({}), spawn.RESULT_FD_ENV: "1"}  # it waits for a job on stdin
+    env = {**sandbox.child_env({}), wire.RESULT_FD_ENV: "1"}  # it waits for a job on stdin
     with open(tmp_path / "log", "wb") as log:
         first = spawn.start_worker(env, memory_limit=0, stdout=log.fileno(), pass_fds=())
         z = _the_zygote()
@@ -356,7 +358,7 @@ def test_a_worker_whose_request_was_interrupted_is_killed_not_handed_on(monkeypa
 def test_where_the_file_system_cannot_be_confined_a_forked_worker_runs_in_the_namespaces(
     tmp_path, monkeypatch, own_zygotes
 ):
-    """As the exec'd worker degrades (eval/sandbox.py): the namespaces without confine; the forked worker still
+    """As the exec'd worker degrades (eval/launch/sandbox.py): the namespaces without confine; the forked worker still
     drops the capabilities it can (it shares the zygote's user namespace where it is not root)."""
     namespaces = sandbox._prefix()[0]
     monkeypatch.setattr(sandbox, "_prefix", lambda: (namespaces, False, "namespaces; the file system is writable"))
@@ -368,13 +370,13 @@ def test_where_the_file_system_cannot_be_confined_a_forked_worker_runs_in_the_na
         assert report["pids"] == sorted({1, report["me"]})
         assert report["env"].get("TMPDIR") == os.environ.get("TMPDIR")
     assert found["on"]["status"]["CapEff"] == found["on"]["status"]["CapBnd"] == "0000000000000000"
-    assert "kernelevolve.eval.zygote_server" in found["on"]["judge"]
+    assert "kernelevolve.eval.zygote.server" in found["on"]["judge"]
 
 
 def test_a_gpu_target_s_worker_starts_by_exec(monkeypatch):
     """The forked start has not run on a GPU: a worker with a device to initialise is exec'd."""
     monkeypatch.delenv(zygote.OFF_ENV, raising=False)
-    env = spawn.child_env({spawn.DEVICE_ENV: "0"})
+    env = sandbox.child_env({wire.DEVICE_ENV: "0"})
     read_fd, write_fd = os.pipe()
     try:
         proc = spawn.start_worker(env, memory_limit=0, stdout=write_fd, pass_fds=())
@@ -397,7 +399,7 @@ def test_every_thread_waiting_on_a_forked_worker_reads_its_exit(tmp_path, monkey
     with open(tmp_path / "log", "wb") as log:
         for _ in range(3):
             hanging = spawn.start_worker(
-                {**spawn.child_env({}), spawn.RESULT_FD_ENV: "1"}, memory_limit=0, stdout=log.fileno(), pass_fds=()
+                {**sandbox.child_env({}), wire.RESULT_FD_ENV: "1"}, memory_limit=0, stdout=log.fileno(), pass_fds=()
             )
             assert isinstance(hanging, zygote.ZygoteProcess) and hanging.poll() is None
             codes: dict[str, int] = {}

@@ -29,7 +29,7 @@ from kernelevolve.cli.common import (
 from kernelevolve.eval import environment
 from kernelevolve.eval.evaluator import Evaluator
 from kernelevolve.eval.evaluator import evaluators as make_evaluators
-from kernelevolve.eval.job import EvalOptions
+from kernelevolve.eval.wire import EvalOptions
 from kernelevolve.platforms import default_target
 from kernelevolve.problem.problem import ProblemError, load_problem, target_speedup
 from kernelevolve.report.bench import BenchReportError

@@ -10,7 +10,7 @@ import typer
 
 from kernelevolve.cli.common import app, plain_console, usage_error
 from kernelevolve.cli.runs_cmd import confirm
-from kernelevolve.platforms.extension_cache import BUILT, HEADERS, TORCH_HEADER, extensions_root
+from kernelevolve.eval.builds.extension_cache import BUILT, HEADERS, TORCH_HEADER, extensions_root
 
 cache_app = typer.Typer(no_args_is_help=False)
 app.add_typer(cache_app, name="cache")

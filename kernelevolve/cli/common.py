@@ -13,7 +13,8 @@ from rich.console import Console
 from rich.text import Text
 from typer.core import TyperGroup
 
-from kernelevolve.eval.job import BASELINES, CORRECTNESS, CORRECTNESS_HELP, PROFILE_HELP, PROFILES, TF32_HELP
+from kernelevolve.eval.rules import CORRECTNESS_HELP
+from kernelevolve.eval.wire import BASELINES, CORRECTNESS, PROFILE_HELP, PROFILES, TF32_HELP
 from kernelevolve.platforms import PLATFORMS
 from kernelevolve.store.store import StoreError
 
@@ -72,7 +73,7 @@ __all__ = [
 ]
 
 
-# The choices are the engine's own words (platforms, eval/job.py), not a second list of them.
+# The choices are the engine's own words (platforms, eval/wire.py), not a second list of them.
 Target = Enum("Target", {name: name for name in PLATFORMS}, type=str)
 Baseline = Enum("Baseline", {word: word for word in BASELINES}, type=str)
 Profile = Enum("Profile", {word: word for word in PROFILES}, type=str)

@@ -26,7 +26,7 @@ from kernelevolve.cli.common import (
     usage_error,
 )
 from kernelevolve.eval.evaluator import Evaluator
-from kernelevolve.eval.spawn import gpu_judge_split
+from kernelevolve.eval.wire import gpu_judge_split
 from kernelevolve.platforms import PLATFORMS, default_target
 from kernelevolve.problem.problem import ProblemError, load_problem
 from kernelevolve.result import EvalResult

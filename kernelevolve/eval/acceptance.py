@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 
-from kernelevolve.eval.job import EvalJob
+from kernelevolve.eval.wire import EvalJob
 from kernelevolve.result import EvalResult, Status
 
 REJECTED_PREFIX = "the parent's check of the worker's result"

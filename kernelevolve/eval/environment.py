@@ -16,7 +16,7 @@ from kernelevolve.platforms.peaks import public_version
 
 PACKAGE = Path(__file__).resolve().parents[1]
 # The code a verdict comes from: the worker's checks and timer, the job and result types, how inputs are drawn.
-HARNESS_FILES = ("eval/worker/*.py", "eval/job.py", "result.py", "problem/inputs.py", "problem/problem.py")
+HARNESS_FILES = ("eval/worker/*.py", "eval/wire.py", "result.py", "problem/inputs.py", "problem/problem.py")
 
 
 @functools.cache

@@ -1,7 +1,7 @@
 """Parent side of evaluation: one fresh worker process per candidate, a hard timeout on its process group.
 
 The parent never imports torch. A worker is started (torch imported, or forked from the worker zygote that
-imported it: eval/zygote.py) before its job is known and is used for exactly one candidate, so nothing one
+imported it: eval/launch/zygote.py) before its job is known and is used for exactly one candidate, so nothing one
 candidate does can reach the next. With `prestart`,
 the next worker is started once an evaluation finishes, so a search pays the import between steps.
 
@@ -26,13 +26,22 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from kernelevolve.eval import acceptance, holders, sandbox, spawn
-from kernelevolve.eval.builds import BuildService, Channel
-from kernelevolve.eval.job import EvalJob, EvalOptions
-from kernelevolve.eval.spawn import DEVICE_ENV, LIFELINE_ENV, MEMORY_LIMIT_ENV, RESULT_FD_ENV, gpu_judge_split
-from kernelevolve.eval.worker.candidate import CandidateLoadError, read_source
+from kernelevolve.eval import acceptance, holders
+from kernelevolve.eval.builds.extension_cache import is_build_stage
+from kernelevolve.eval.builds.service import BuildService, Channel
+from kernelevolve.eval.launch import sandbox, spawn
+from kernelevolve.eval.wire import (
+    DEVICE_ENV,
+    LIFELINE_ENV,
+    MEMORY_LIMIT_ENV,
+    RESULT_FD_ENV,
+    EvalJob,
+    EvalOptions,
+    Event,
+    gpu_judge_split,
+)
 from kernelevolve.platforms import get_platform
-from kernelevolve.platforms.extension_cache import is_build_stage
+from kernelevolve.problem.candidate import CandidateLoadError, read_source
 from kernelevolve.problem.problem import Problem, ProblemError, source_hash
 from kernelevolve.result import EvalResult, Status
 
@@ -72,7 +81,7 @@ class WorkerProcess:
         # The lifeline: the worker holds its read end and exits when it closes, i.e. when this process is gone
         # (kill -9 of optimize while a candidate hangs would otherwise leave the worker running for ever).
         life_read, self._lifeline = os.pipe()
-        env = spawn.child_env(platform.worker_env())
+        env = sandbox.child_env(platform.worker_env())
         env[RESULT_FD_ENV] = str(hand_child.fileno())
         env[LIFELINE_ENV] = str(life_read)
         env["PYTHONUNBUFFERED"] = "1"
@@ -86,7 +95,8 @@ class WorkerProcess:
             limit = default_memory_limit() if memory_limit is None else memory_limit
             env[MEMORY_LIMIT_ENV] = str(limit)
         self.memory_limit = limit
-        # Its C++/CUDA extensions are built by the harness, in a step of its own (eval/builds.py), under its limit.
+        # Its C++/CUDA extensions are built by the harness, in a step of its own (eval/builds/service.py), under its
+        # limit.
         builds = Channel(BuildService(timeout_s=build_timeout_s, env=platform.worker_env(), memory_limit=limit))
         env.update(builds.child_env())
         try:
@@ -140,7 +150,7 @@ class WorkerProcess:
             event = None
         if not isinstance(event, dict) or not isinstance(event.get("event", ""), str):  # not the harness's
             return {"event": "garbage", "line": line[:200].decode(errors="replace")}
-        if event.get("event") == "stage":
+        if event.get("event") == Event.STAGE:
             self.last_stage = str(event.get("stage", self.last_stage))
         return event
 
@@ -194,7 +204,7 @@ class WorkerProcess:
             return
         try:
             while (event := self.next_event(deadline)) is not None:
-                self.results += event.get("event") == "result"
+                self.results += event.get("event") == Event.RESULT
         except (TimeoutError, OSError, ValueError):
             pass
 
@@ -301,7 +311,7 @@ class Evaluator:
     ) -> EvalResult:
         """Raises ProblemError for a malformed problem; every candidate failure is a result.
 
-        options: how to evaluate (eval/job.py); keyword `fields` override single options (`trials=1`), so a
+        options: how to evaluate (eval/wire.py); keyword `fields` override single options (`trials=1`), so a
         caller states only what differs from the defaults. seed: the job's seed (default: drawn per call)."""
         candidate_path = Path(candidate)
         if not candidate_path.is_file():
@@ -398,7 +408,7 @@ class Evaluator:
             ready = worker.next_event(asked + READY_TIMEOUT_S)
         except TimeoutError:
             ready = None
-        if not ready or ready.get("event") != "ready":
+        if not ready or ready.get("event") != Event.READY:
             return self._crashed(worker, job, "the worker process failed to start")
         # worker_start: how long the worker took to start; worker_wait: the part of it this evaluation waited
         # for (zero when a spare was ready in time).
@@ -426,7 +436,7 @@ class Evaluator:
                 result = self._crashed(worker, job, "")
                 break
             kind = event.get("event")
-            if kind == "result":
+            if kind == Event.RESULT:
                 worker.results += 1
                 try:
                     result = EvalResult.model_validate(event.get("result"))
@@ -438,7 +448,7 @@ class Evaluator:
                 worker.count_results(t_end + min(RESULT_DRAIN_S, max(left[False], 0.0)))
                 worker.exit_wait = time.monotonic() - t_end  # the pipe's end: part of worker_exit
                 break
-            if kind == "trusted_done":
+            if kind == Event.TRUSTED_DONE:
                 # Only the first, and never for a build-only job (whose worker never ends a trusted phase): the
                 # harness sends it before any candidate code exists, so a later one is the candidate's.
                 if not trusted_done and not job.build_only:
@@ -446,7 +456,7 @@ class Evaluator:
                     worker.end_trusted_phase()
                     clock = time.monotonic()  # copying the trusted phase's cache writes is ours: on neither clock
                 continue
-            if kind == "problem_error":
+            if kind == Event.PROBLEM_ERROR:
                 # Raised (it stops a search) only where the harness can have sent it: in phase A of a full job.
                 if trusted_done or job.build_only:
                     result = acceptance.reject(
@@ -454,10 +464,10 @@ class Evaluator:
                     )
                     break
                 raise ProblemError(str(event.get("message", "")))
-            if kind == "error":
+            if kind == Event.ERROR:
                 result = self._base(job, Status.CRASHED, f"the worker failed: {event.get('message', '')}")
                 break
-            if kind == "harness_limit":
+            if kind == Event.HARNESS_LIMIT:
                 result = self._base(job, Status.HARNESS_LIMIT, str(event.get("message", "")))
                 break
         result.stages = {"worker_start": round(worker_start, 4), "worker_wait": round(worker_wait, 4), **result.stages}

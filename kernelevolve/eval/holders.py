@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 
-from kernelevolve.eval import spawn
+from kernelevolve.eval.launch import spawn
 from kernelevolve.platforms import gpu_memory
 
 # The roles, in the order a note names them.

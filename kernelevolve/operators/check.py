@@ -13,8 +13,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from kernelevolve.eval import spawn
-from kernelevolve.eval.builds import BuildService, Channel
+from kernelevolve.eval.builds.service import BuildService, Channel
+from kernelevolve.eval.launch import sandbox, spawn
 from kernelevolve.platforms import get_platform
 
 
@@ -25,7 +25,7 @@ def fast_check(source: str, target: str, timeout_s: float = 180.0) -> str:
         path.write_text(source)
         platform_env = get_platform(target).worker_env()
         builds = Channel(BuildService(timeout_s=timeout_s, env=platform_env))  # its extensions: built by the harness
-        env = {**spawn.child_env(platform_env), **builds.child_env()}
+        env = {**sandbox.child_env(platform_env), **builds.child_env()}
         cmd = [sys.executable, "-m", "kernelevolve.operators.check", str(path)]
 
         def serve(proc: subprocess.Popen) -> None:
@@ -46,8 +46,8 @@ def fast_check(source: str, target: str, timeout_s: float = 180.0) -> str:
 
 
 def _main(path: str) -> None:
-    from kernelevolve.eval.worker.candidate import CandidateLoadError, detect_languages, load_candidate
-    from kernelevolve.platforms import extension_cache
+    from kernelevolve.eval.builds import extension_cache
+    from kernelevolve.problem.candidate import CandidateLoadError, detect_languages, load_candidate
 
     extension_cache.install(channel=extension_cache.take_channel())
     source = Path(path).read_text()

@@ -17,7 +17,8 @@ from typing import Any
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
-from kernelevolve.eval.job import BUDGET_MULTIPLE, EvalOptions
+from kernelevolve.eval.rules import BUDGET_MULTIPLE, DISTRIBUTIONS, kernel_policy_default
+from kernelevolve.eval.wire import EvalOptions
 from kernelevolve.llm.base import LLMError, LLMPending, LLMResponse, Message, render
 from kernelevolve.llm.pricing import PriceTable
 from kernelevolve.llm.registry import Ensemble
@@ -50,16 +51,6 @@ def shape_cases_literal(source: str) -> list[dict[str, Any]]:
         return []
     return list(cases) if isinstance(cases, (list, tuple)) else []
 
-
-# What each input distribution of problem/inputs.py draws, in its order (a test keeps the two equal; the parent
-# never imports torch, so inputs.DISTRIBUTIONS is not imported here).
-DISTRIBUTIONS = {
-    "given": "get_inputs() exactly as written",
-    "normal": "standard normal N(0, 1)",
-    "large": "N(0, 1) x 100",
-    "heavy_tailed": "Student-t with 2 degrees of freedom, clamped to +-1000 (a few large values among many small)",
-    "uniform_signed": "uniform on [-1, 1)",
-}
 
 # One angle per draft, in turn: drafts written at the same time then differ even before any has been evaluated.
 DRAFT_ANGLES = (
@@ -214,9 +205,8 @@ def _log_excerpt(result: EvalResult) -> str:
 
 
 def policy_on(platform: Platform, options: EvalOptions) -> bool:
-    """The kernel policy in force: the run's choice, else the target's default (eval/worker/policy.py's
-    policy_default, which imports torch: a test keeps the two equal)."""
-    return options.require_kernel if options.require_kernel is not None else platform.device_type != "cpu"
+    """The kernel policy in force: the run's choice, else the target's default (eval/rules.py)."""
+    return options.require_kernel if options.require_kernel is not None else kernel_policy_default(platform.device_type)
 
 
 def _problem_literal(source: str, name: str) -> Any:

@@ -13,11 +13,12 @@ from typing import Any
 import torch
 from torch.utils._pytree import tree_map
 
+from kernelevolve.eval.rules import DISTRIBUTIONS as DESCRIBED
 from kernelevolve.problem.problem import ProblemError
 
 # Trials of a case take these in order (wrapping around); one outside the problem's domain is skipped
 # and the next taken. "given" is get_inputs() as written; the rest redraw its floating tensors.
-DISTRIBUTIONS = ("given", "normal", "large", "heavy_tailed", "uniform_signed")
+DISTRIBUTIONS = tuple(DESCRIBED)  # their order: eval/rules.py
 
 
 def problem_dtype(module: types.ModuleType) -> torch.dtype:

@@ -22,10 +22,10 @@ from textwrap import shorten
 
 from kernelevolve.agents.context import MemoryAgent, analyse_step
 from kernelevolve.eval import environment
-from kernelevolve.eval.job import EvalOptions
-from kernelevolve.eval.worker.candidate import detect_languages
+from kernelevolve.eval.wire import EvalOptions
 from kernelevolve.operators.base import Proposal, Request
 from kernelevolve.operators.tune import has_tunables, params_of
+from kernelevolve.problem.candidate import detect_languages
 from kernelevolve.problem.problem import Problem, source_hash
 from kernelevolve.result import MACHINE_STATUSES, EvalResult, Status
 from kernelevolve.search.graph import Graph, GraphNode

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
-from kernelevolve.eval.job import EvalOptions
+from kernelevolve.eval.wire import EvalOptions
 from kernelevolve.operators.base import Proposal, Request
 from kernelevolve.platforms.base import Platform
 from kernelevolve.problem.problem import Problem

@@ -19,8 +19,7 @@ from typing import Any
 
 from kernelevolve.agents import lessons
 from kernelevolve.agents.context import MemoryAgent, knowledge_base
-from kernelevolve.eval.job import BASELINES, CORRECTNESS, EvalOptions, Profile
-from kernelevolve.eval.spawn import gpu_judge_split
+from kernelevolve.eval.wire import BASELINES, CORRECTNESS, EvalOptions, Profile, gpu_judge_split
 from kernelevolve.operators.tune import TuneOperator
 from kernelevolve.platforms import PLATFORMS, device_present, get_platform
 from kernelevolve.problem.problem import Problem, ProblemError, load_problem, source_hash
@@ -56,7 +55,7 @@ class RunSpec:
     rng_seed: int = 0
     llm: tuple[str, ...] = ()  # PROVIDER:MODEL[=WEIGHT] specs, or replay:RUN
     tag: str = ""  # a runner's own runs kept apart from optimize's ("bench")
-    correctness: str = "measured"  # the rule outputs are judged by (eval/job.py CORRECTNESS)
+    correctness: str = "measured"  # the rule outputs are judged by (eval/wire.py CORRECTNESS)
     allow_tf32: bool = False
 
     def check(self, *, device: bool = True) -> None:

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kernelevolve.eval.worker.candidate import detect_languages
 from kernelevolve.platforms import get_platform
+from kernelevolve.problem.candidate import detect_languages
 from kernelevolve.problem.problem import TargetSpeedup
 from kernelevolve.result import EvalResult
 

@@ -1,4 +1,5 @@
-"""A worker's start, exec'd (`KERNELEVOLVE_ZYGOTE=off`) against forked by the zygote (eval/zygote.py): wall and CPU
+"""A worker's start, exec'd (`KERNELEVOLVE_ZYGOTE=off`) against forked by the zygote (eval/launch/zygote.py): wall
+and CPU
 seconds from the evaluator's request (`WorkerProcess`) to the worker's `ready` event, on the cpu target.
 
 CPU counts every process that works for the start: this one (the request, the private folder, the cgroup), the
@@ -17,8 +18,8 @@ import os
 import statistics
 import time
 
-from kernelevolve.eval import spawn, zygote
 from kernelevolve.eval.evaluator import WorkerProcess
+from kernelevolve.eval.launch import spawn, zygote
 
 
 def cpu_s(pid: int) -> float:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from kernelevolve.eval.evaluator import Evaluator
-from kernelevolve.eval.spawn import GPU_JUDGE_ENV, gpu_judge_split
+from kernelevolve.eval.wire import GPU_JUDGE_ENV, gpu_judge_split
 from kernelevolve.problem.problem import load_problem
 from kernelevolve.result import Status
 from tests.adversarial.test_adversarial import EXPLOITS, FAST_TIMING, HERE, HONEST, IN_PROCESS_EXPLOITS, RELU, SOFTMAX
@@ -137,9 +137,10 @@ def test_honest_kernel_is_accepted_on_cuda(cuda_evaluator, candidate, problem, p
 
 
 def test_a_cuda_extension_is_built_by_the_harness_and_accepted(cuda_evaluator):
-    """A CUDA kernel built with load_inline: the harness builds it in a step of its own (eval/builds.py), for this
+    """A CUDA kernel built with load_inline: the harness builds it in a step of its own (eval/builds/service.py), for
+    this
     GPU's architecture, into the read-only extension cache; the candidate's process loads it and passes every check."""
-    from kernelevolve.platforms.extension_cache import BUILT, extensions_root
+    from kernelevolve.eval.builds.extension_cache import BUILT, extensions_root
 
     result = _evaluate(cuda_evaluator, RELU, HERE / "honest_gpu" / "relu_cuda.py", True)
     assert result.status is Status.OK, (result.reason, result.log_tail)

@@ -14,7 +14,7 @@ import pytest
 
 from kernelevolve.eval import acceptance
 from kernelevolve.eval.evaluator import Evaluator
-from kernelevolve.eval.job import EvalJob
+from kernelevolve.eval.wire import EvalJob
 from kernelevolve.problem.problem import load_problem
 from kernelevolve.result import CaseResult, EvalResult, Status
 from tests.conftest import FIXTURES

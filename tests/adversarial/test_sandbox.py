@@ -1,4 +1,4 @@
-"""The sandbox around candidate code (eval/sandbox.py): no network, nothing it starts outlives its worker, the
+"""The sandbox around candidate code (eval/launch/sandbox.py): no network, nothing it starts outlives its worker, the
 parent out of sight, no secrets in its environment, nothing written outside its own folders. Each probe is a
 candidate that prints what it could do (its print lands in the worker's log, which the result keeps); where this
 machine cannot make namespaces the probes are skipped and the result's `sandbox` says why."""
@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from kernelevolve.eval import cgroup, sandbox
 from kernelevolve.eval.evaluator import Evaluator
+from kernelevolve.eval.launch import cgroup, sandbox
 from kernelevolve.problem.problem import load_problem
 from kernelevolve.result import Status
 from tests.conftest import CANDIDATES, FIXTURES
@@ -259,7 +259,8 @@ class ModelNew(nn.Module):
 
 @pytest.mark.skipif(not sandbox.confines_files(), reason=f"no file-system confinement here: {sandbox.describe()}")
 def test_a_candidate_cannot_replace_a_build_that_other_candidates_load(tmp_path, monkeypatch):
-    """The harness builds extensions in a step of its own (eval/builds.py); to candidates the cache is read-only, so
+    """The harness builds extensions in a step of its own (eval/builds/service.py); to candidates the cache is
+    read-only, so
     one cannot swap a cached library for a slow one of the same name, nor plant a build under a key."""
     import json
 

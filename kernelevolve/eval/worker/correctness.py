@@ -10,7 +10,7 @@ from typing import Any
 import torch
 from torch.utils._pytree import tree_flatten
 
-from kernelevolve.eval.job import BUDGET_MULTIPLE
+from kernelevolve.eval.rules import BUDGET_MULTIPLE
 from kernelevolve.eval.worker import trees
 from kernelevolve.eval.worker.oracle import CHUNK, LeafBudget, Oracle
 

@@ -22,10 +22,10 @@ from typing import Any
 
 import torch
 
+from kernelevolve.eval.builds import extension_cache
 from kernelevolve.eval.environment import harness_version
-from kernelevolve.eval.job import EvalJob
+from kernelevolve.eval.wire import EvalJob
 from kernelevolve.eval.worker import integrity, launches, memory, precision, proof, speed, trees
-from kernelevolve.eval.worker.candidate import CandidateLoadError, detect_languages, read_source
 from kernelevolve.eval.worker.checking import (
     CandidateFailure,
     Guard,
@@ -42,7 +42,8 @@ from kernelevolve.eval.worker.policy import policy_default, violations
 from kernelevolve.eval.worker.prepare import UNSEEN_SETS, LoadClock, PreparedCase, Report, describe, prepare
 from kernelevolve.eval.worker.series import Recorder, copy_of, measure
 from kernelevolve.eval.worker.timing import Timer, TimerConfig
-from kernelevolve.platforms import extension_cache, get_platform
+from kernelevolve.platforms import get_platform
+from kernelevolve.problem.candidate import CandidateLoadError, detect_languages, read_source
 from kernelevolve.problem.inputs import out_of_memory, problem_dtype
 from kernelevolve.problem.problem import (
     ProblemError,
@@ -517,9 +518,9 @@ def run_job(
     end_of_trusted: Callable[[], None] | None = None,
     runner: tuple[int, Connection] | None = None,
 ) -> EvalResult:
-    """builds: the pipes to the harness's build service (platforms/extension_cache.py). end_of_trusted: called once
+    """builds: the pipes to the harness's build service (eval/builds/extension_cache.py). end_of_trusted: called once
     phase A is over, before any candidate code exists in this process; the evaluator then keeps what phase A wrote
-    into the shared caches (eval/sandbox.py, share_trusted_writes) and lets it go on. runner: the candidate's own
+    into the shared caches (eval/launch/sandbox.py, share_trusted_writes) and lets it go on. runner: the candidate's own
     process (eval/worker/runner.py: its pid and the judge's end of its pipe), forked before the job arrived: the
     candidate runs there (without one, with KERNELEVOLVE_GPU_JUDGE=in-process, in this process)."""
     report = _Stages(report)
@@ -656,7 +657,7 @@ def _judge(
     )
     try:
         # C++/CUDA extensions: built by the harness once per C++ source, loaded where the candidate runs
-        # (platforms/extension_cache.py).
+        # (eval/builds/extension_cache.py).
         compiled = any(pc.compiled is not None for pc in prepared)
         if host.measures:  # the judge's proof block's own cost, while no candidate code runs (eval/worker/proof.py)
             t_cal = time.perf_counter()

@@ -24,13 +24,13 @@ from typing import Any
 import torch
 
 from kernelevolve.eval.worker import l2, launches, replies, shared, trees
-from kernelevolve.eval.worker.candidate import CandidateLoadError, load_candidate
 from kernelevolve.eval.worker.checking import CandidateFailure, failure_of
 from kernelevolve.eval.worker.prepare import PreparedCase, describe
 from kernelevolve.eval.worker.runner import LOAD_ERROR, checked_call
 from kernelevolve.eval.worker.series import Series
 from kernelevolve.eval.worker.threads import ThreadWatch
 from kernelevolve.eval.worker.timing import TimingStats
+from kernelevolve.problem.candidate import CandidateLoadError, load_candidate
 from kernelevolve.problem.inputs import build_model
 from kernelevolve.result import Status
 

@@ -18,11 +18,11 @@ import time
 import traceback
 from typing import TYPE_CHECKING
 
-from kernelevolve.eval.spawn import DEVICE_ENV, LIFELINE_ENV, MEMORY_LIMIT_ENV, RESULT_FD_ENV, gpu_judge_split
+from kernelevolve.eval.wire import DEVICE_ENV, LIFELINE_ENV, MEMORY_LIMIT_ENV, RESULT_FD_ENV, Event, gpu_judge_split
 from kernelevolve.eval.worker import allocator
 
 if TYPE_CHECKING:
-    from kernelevolve.eval.job import EvalJob
+    from kernelevolve.eval.wire import EvalJob
 
 
 def _limit_resources() -> None:
@@ -33,7 +33,7 @@ def _cap_address_space() -> None:
     """The host memory cap of the cpu target, per process: the limit on top of the address space mapped once torch
     is imported. A CUDA build of torch maps gigabytes of libraries it never reads on the cpu target; a cap counted
     from zero refused that import under a limit its memory use was far from (the worker then died before it
-    reported). Over the whole process tree the memory cgroup (eval/cgroup.py) holds the limit itself."""
+    reported). Over the whole process tree the memory cgroup (eval/launch/cgroup.py) holds the limit itself."""
     limit = int(os.environ.get(MEMORY_LIMIT_ENV) or 0)
     if limit <= 0:
         return
@@ -108,7 +108,7 @@ def _events_fd() -> int:
 def main() -> None:
     # The descriptors leave the environment, where a candidate would look for them first.
     fd = _events_fd()
-    from kernelevolve.platforms.extension_cache import take_channel
+    from kernelevolve.eval.builds.extension_cache import take_channel
 
     builds = take_channel()
 
@@ -135,11 +135,11 @@ def main() -> None:
         _undumpable()
     _watch_the_evaluator()
     _import_triton()
-    from kernelevolve.eval.job import EvalJob
+    from kernelevolve.eval.wire import EvalJob
     from kernelevolve.eval.worker.harness import run_job
     from kernelevolve.problem.problem import ProblemError
 
-    send({"event": "ready", "t": time.monotonic()})  # the parent reads the start time from it (same clock)
+    send({"event": Event.READY, "t": time.monotonic()})  # the parent reads the start time from it (same clock)
     line = sys.stdin.readline()
     if not line:
         os._exit(0)
@@ -147,22 +147,22 @@ def main() -> None:
 
     def report(stage: str) -> None:
         print(f"[kernelevolve worker] {stage}", file=sys.stderr, flush=True)
-        send({"event": "stage", "stage": stage, "t": time.time()})
+        send({"event": Event.STAGE, "stage": stage, "t": time.time()})
 
     def end_of_trusted() -> None:
-        send({"event": "trusted_done"})
+        send({"event": Event.TRUSTED_DONE})
         sys.stdin.readline()  # the evaluator has kept what the trusted phase wrote into the shared caches
 
     try:
         result = run_job(job, report, builds, end_of_trusted, runner)
-        send({"event": "result", "result": result.model_dump(mode="json")})
+        send({"event": Event.RESULT, "result": result.model_dump(mode="json")})
     except ProblemError as e:
-        send({"event": "problem_error", "message": str(e)})
+        send({"event": Event.PROBLEM_ERROR, "message": str(e)})
     except BaseException as e:  # noqa: BLE001 - anything else escaping the harness, e.g. SystemExit
         traceback.print_exc()
         limit = _device_short(e, job)
         message = limit or f"{type(e).__name__}: {e}"
-        send({"event": "harness_limit" if limit else "error", "message": message})
+        send({"event": Event.HARNESS_LIMIT if limit else Event.ERROR, "message": message})
     sys.stdout.flush()
     sys.stderr.flush()
     # The pipe's end tells the parent that nothing more comes: given now, not when the exit has torn down a CUDA

@@ -23,8 +23,8 @@ def main(argv: list[str]) -> int:
 
     import torch
 
-    from kernelevolve.eval.worker.candidate import load_candidate
-    from kernelevolve.platforms import extension_cache
+    from kernelevolve.eval.builds import extension_cache
+    from kernelevolve.problem.candidate import load_candidate
     from kernelevolve.problem.inputs import build_init_inputs, build_inputs, build_model, problem_dtype
     from kernelevolve.problem.problem import bind_case, case_defaults, exec_problem, shape_cases
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 import torch
 
+from kernelevolve.eval.rules import kernel_policy_default
 from kernelevolve.platforms.base import Platform
 
 # torch.<name> calls that allocate, describe or move tensors rather than compute with them.
@@ -63,9 +64,8 @@ CONTAINERS = {"ModuleList", "ModuleDict", "Sequential", "ParameterList", "Parame
 
 
 def policy_default(platform: Platform) -> bool:
-    """On for GPU targets (cuda, rocm), where a kernel is the point; off on cpu, where PyTorch-level rewrites
-    are a fair starting point for a search."""
-    return platform.device_type != "cpu"
+    """The target's default (eval/rules.py)."""
+    return kernel_policy_default(platform.device_type)
 
 
 @dataclass

@@ -15,7 +15,7 @@ from typing import Any
 
 import torch
 
-from kernelevolve.eval.job import EvalJob
+from kernelevolve.eval.wire import EvalJob
 from kernelevolve.eval.worker import memory, trees
 from kernelevolve.eval.worker.correctness import KERNELBENCH, Comparison, Criterion
 from kernelevolve.eval.worker.memory import MemoryPlan, make_plan

@@ -28,8 +28,8 @@ from typing import Any
 
 import torch
 
+from kernelevolve.eval.builds import extension_cache
 from kernelevolve.eval.worker import integrity, l2, launches, precision, shared, trees
-from kernelevolve.eval.worker.candidate import CandidateLoadError, load_candidate
 from kernelevolve.eval.worker.checking import CandidateFailure, failure_of
 from kernelevolve.eval.worker.correctness import compare
 from kernelevolve.eval.worker.launches import LaunchMonitor
@@ -39,7 +39,7 @@ from kernelevolve.eval.worker.prepare import describe, sync
 from kernelevolve.eval.worker.series import Recorder, Series, copy_of, measure
 from kernelevolve.eval.worker.threads import ThreadWatch
 from kernelevolve.eval.worker.timing import Timer, TimerConfig, capture
-from kernelevolve.platforms import extension_cache
+from kernelevolve.problem.candidate import CandidateLoadError, load_candidate
 from kernelevolve.problem.inputs import build_model
 from kernelevolve.problem.problem import bind_case, case_defaults, exec_problem, shape_cases
 from kernelevolve.result import Status

@@ -1,15 +1,15 @@
-"""Worker starts by fork (parent side, torch-free): a zygote per worker environment (eval/zygote_server.py) imports
+"""Worker starts by fork (parent side, torch-free): a zygote per worker environment (eval/zygote/server.py) imports
 torch once and forks each worker from there, so a worker's start costs a fork instead of torch's import (about a
 second of CPU, nearly all of a start). The forked worker confines itself as the exec'd one is confined
-(eval/forked.py).
+(eval/zygote/forked.py).
 
 A zygote starts with the first worker of its environment, serves every Evaluator of this process, is started
 again when it has died, and ends with this process (its socket closes: it kills the workers it started and exits;
-atexit closes it first). Where it cannot start or dies, workers start by exec (eval/spawn.py), with a line on
+atexit closes it first). Where it cannot start or dies, workers start by exec (eval/launch/spawn.py), with a line on
 stderr. `KERNELEVOLVE_ZYGOTE=off` starts every worker by exec.
 
 The zygote's environment is the workers' without what differs per worker (its descriptors, device, memory limit,
-private folders: eval/spawn.py); each worker's request carries its whole environment. A zygote serves the workers
+private folders: eval/launch/spawn.py); each worker's request carries its whole environment. A zygote serves the workers
 whose environment matches its own but for this package's own variables (read when the worker runs, never at an
 import), so a change of any variable torch or a library might read at import starts a zygote of its own.
 """
@@ -32,11 +32,11 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from kernelevolve.eval import sandbox
-from kernelevolve.eval.forked import Spec
+from kernelevolve.eval.launch import sandbox
+from kernelevolve.eval.wire import Spec
 
 OFF_ENV = "KERNELEVOLVE_ZYGOTE"
-SERVER = "kernelevolve.eval.zygote_server"
+SERVER = "kernelevolve.eval.zygote.server"
 READY_TIMEOUT_S = 180.0  # the zygote's imports, on a busy machine
 REPLY_TIMEOUT_S = 60.0
 KEPT_ZYGOTES = 4  # environments that each keep a zygote (cpu and GPU targets in one process)
@@ -259,7 +259,7 @@ def _kill_group(pid: int) -> None:
 
 
 class ZygoteProcess:
-    """A forked worker as the evaluator and eval/spawn.py use a subprocess.Popen: pid (its process group's too),
+    """A forked worker as the evaluator and eval/launch/spawn.py use a subprocess.Popen: pid (its process group's too),
     stdin, poll, wait, returncode; kill_group kills the group through the zygote."""
 
     def __init__(self, zygote: Zygote, pid: int, stdin: int) -> None:

@@ -1,7 +1,7 @@
 """A memory cgroup per candidate process (parent side, torch-free): one limit over the worker and everything it
 starts (compilers, forked children), where a per-process address-space cap let four children hold four times it.
 
-The worker joins its cgroup in eval/confine.py, before the file system (the cgroup files with it) turns read-only
+The worker joins its cgroup in eval/launch/confine.py, before the file system (the cgroup files with it) turns read-only
 and its capabilities are dropped, so nothing it starts can leave. cgroup v1 (a writable `memory` controller) and v2
 (`memory` enabled for this process's cgroup's children, or delegated to its cgroup and enabled here) are both used
 where this process may create cgroups (root, or a delegated subtree); elsewhere there is none, and `sandbox` in
@@ -58,7 +58,7 @@ def _root() -> tuple[Path | None, str]:
 
 
 def _moves_into(folder: Path) -> str:
-    """'' where a cgroup can be made under folder and a process moved into it, as eval/confine.py moves each
+    """'' where a cgroup can be made under folder and a process moved into it, as eval/launch/confine.py moves each
     worker (else every worker would fail to start); else why not."""
     probe = folder / f"kernelevolve-probe-{os.getpid()}"
     try:
@@ -145,7 +145,7 @@ def describe() -> str:
 
 
 class MemoryCage:
-    """One cgroup with a memory limit: `folder` is handed to eval/confine.py, which moves the worker into it."""
+    """One cgroup with a memory limit: `folder` is handed to eval/launch/confine.py, which moves the worker into it."""
 
     def __init__(self, limit_bytes: int):
         root, version = _root()

@@ -1,6 +1,6 @@
-"""The build step (`python -m kernelevolve.eval.worker.build [--header] FOLDER`, request on stdin): torch's own build
+"""The build step (`python -m kernelevolve.eval.builds.step [--header] FOLDER`, request on stdin): torch's own build
 of one extension request into FOLDER, or with --header torch's header precompiled for a request's flags, started
-by the parent's build service (eval/builds.py) in the sandbox with only FOLDER and a private temporary folder
+by the parent's build service (eval/builds/service.py) in the sandbox with only FOLDER and a private temporary folder
 writable. The candidate's Python never runs here and the built library is
 never imported (its static initialisers do not run), but the request's flags are the candidate's and reach the
 compiler, so this step is confined as the candidate is, and the parent checks what it leaves.
@@ -12,7 +12,7 @@ import json
 import sys
 from pathlib import Path
 
-from kernelevolve.platforms.extension_cache import build_header, build_into
+from kernelevolve.eval.builds.extension_cache import build_header, build_into
 
 
 def main() -> None:

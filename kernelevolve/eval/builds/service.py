@@ -2,13 +2,13 @@
 here, in a build step of their own, never in the candidate's process.
 
 A process that runs candidate code (a worker, the agent's fast check) gets two pipes (`Channel`): it writes one
-JSON build request per line (platforms/extension_cache.py makes them from torch's load_inline / load arguments)
+JSON build request per line (eval/builds/extension_cache.py makes them from torch's load_inline / load arguments)
 and reads one reply per request. The service, a thread of the parent per child:
 - computes the request's key itself (a request is data: whatever the candidate's process sends, the folder of key
   K only ever holds the build of the request whose hash is K);
 - answers at once where `extensions/K` is complete;
 - else takes the key's flock (one builder per key; a dead holder's flock is released by the kernel), builds in
-  `python -m kernelevolve.eval.worker.build` in the sandbox with only a fresh staging folder writable (the flags
+  `python -m kernelevolve.eval.builds.step` in the sandbox with only a fresh staging folder writable (the flags
   are the candidate's and reach the compiler, so the step is confined like the candidate), refuses a staging
   folder holding anything but plain files and folders, and renames the finished folder to `extensions/K`. A
   build killed part-way (its deadline, its child's death) leaves a staging folder that nothing loads and the
@@ -18,7 +18,7 @@ and reads one reply per request. The service, a thread of the parent per child:
   HEADERS_KEPT last used), which halves its compile; a flag set whose header cannot be made keeps an empty
   folder, and its builds parse the header as before.
 
-Candidates see the cache read-only (eval/sandbox.py): they load builds and can neither write nor replace one.
+Candidates see the cache read-only (eval/launch/sandbox.py): they load builds and can neither write nor replace one.
 """
 
 from __future__ import annotations
@@ -38,8 +38,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from kernelevolve.eval import spawn
-from kernelevolve.platforms.extension_cache import (
+from kernelevolve.eval.builds.extension_cache import (
     BUILD_FDS_ENV,
     BUILT,
     HEADERS,
@@ -51,6 +50,7 @@ from kernelevolve.platforms.extension_cache import (
     header_request,
     key,
 )
+from kernelevolve.eval.launch import sandbox, spawn
 
 LOCKS, STAGING = ".locks", ".staging"
 # What a failed build's log keeps: its first error is near the head, the last at the end.
@@ -189,8 +189,8 @@ class BuildService:
         self, args: list[str], request: dict[str, Any], name: str, alive: Callable[[], bool], timeout_s: float
     ) -> tuple[str, int | None, str]:
         """Run the build step on request: (why this service stopped it, or ""; its exit status; its output)."""
-        cmd = [sys.executable, "-m", "kernelevolve.eval.worker.build", *args]
-        env = spawn.child_env(self.env or {})
+        cmd = [sys.executable, "-m", "kernelevolve.eval.builds.step", *args]
+        env = sandbox.child_env(self.env or {})
         with tempfile.TemporaryFile() as log:
             proc = spawn.start(
                 cmd,

@@ -4,7 +4,7 @@
 worker, the agent's fast check). A wrapped call builds nothing itself: it turns its arguments into a build request
 (`request_of`: the name, the C++/CUDA sources, the flags; the files `load` names are sent as their text), keyed by
 the hash of everything that affects the binary (`key`). The folder `extensions/KEY` under the cache holds that
-build once it is complete; it is made only by the parent's build service (eval/builds.py), which compiles in a
+build once it is complete; it is made only by the parent's build service (eval/builds/service.py), which compiles in a
 process of its own where no candidate code runs, into a private staging folder, and renames the finished folder
 into place. In the candidate's sandbox the cache is read-only, so a candidate can neither replace a build other
 candidates load nor leave a half-built folder behind.
@@ -34,11 +34,11 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from kernelevolve.eval.wire import BUILD_FDS_ENV
 from kernelevolve.platforms.base import cache_dir
 from kernelevolve.platforms.peaks import public_version
 
 BUILT = ".kernelevolve-built"  # the last file the build service writes into a staging folder before the rename
-BUILD_FDS_ENV = "KERNELEVOLVE_BUILD_FDS"  # "REQUEST_FD,REPLY_FD": the pipes to the parent's build service
 
 # The stage report of the worker (eval/worker/harness.py): called with a build's name when it starts and with
 # None when it ends. The worker reports `extension build NAME` meanwhile, and the evaluator gives that stage the

@@ -1,6 +1,7 @@
-"""A worker forked by the zygote (eval/zygote.py) makes itself what an exec'd worker is before it runs the worker's
+"""A worker forked by the zygote (eval/launch/zygote.py) makes itself what an exec'd worker is before it runs the
+worker's
 `main`: its own session, the descriptors it was given at the numbers its environment names and no other, the
-sandbox's namespaces and confinement (eval/confine.py, the exec'd path's own functions), no capabilities, and
+sandbox's namespaces and confinement (eval/launch/confine.py, the exec'd path's own functions), no capabilities, and
 exactly the environment the exec'd worker would have had.
 
 The zygote forks the first process (`become_worker`). It leads a session of its own, so the evaluator kills the
@@ -9,7 +10,7 @@ abstract Unix sockets) and forks the worker, the first process of the new PID na
 exits as the worker did (`unshare --fork`). The worker dies with it (`--kill-child`), mounts its namespace's /proc
 (`--mount-proc`), joins its memory cgroup, confines the file system, drops every capability and checks in
 /proc/self/status that none is left: a job never runs unconfined where the sandbox was promised. It degrades as
-the exec'd worker does (eval/sandbox.py): where the file system cannot be confined it runs in the namespaces
+the exec'd worker does (eval/launch/sandbox.py): where the file system cannot be confined it runs in the namespaces
 alone (its capabilities dropped where they can be: it shares the zygote's user namespace, where an exec'd worker
 has one of its own), and where no namespaces can be made the first process is the worker, as the exec'd worker
 is then `python` itself. Nothing here runs candidate code: until `main` the process is the zygote's.
@@ -28,52 +29,18 @@ import sys
 import tempfile
 import traceback
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
 
-from kernelevolve.eval import confine
+from kernelevolve.eval.launch import confine
+from kernelevolve.eval.wire import Spec
 
 CLONE_NEWNS, CLONE_NEWPID, CLONE_NEWNET = 0x00020000, 0x20000000, 0x40000000
 PR_SET_PDEATHSIG = 1
 CANNOT_START = 96  # the worker could not be made as the sandbox promised: the evaluator reads "exited before ready"
-WORKER_MAIN = str(Path(__file__).resolve().parent / "worker" / "__main__.py")  # its sys.argv[0] when exec'd
+WORKER_MAIN = str(Path(__file__).resolve().parents[1] / "worker" / "__main__.py")  # its sys.argv[0] when exec'd
 
 _libc = ctypes.CDLL(None, use_errno=True)
-
-
-@dataclass(frozen=True)
-class Spec:
-    """One worker as the parent asks for it: its whole environment, the descriptor number each passed descriptor
-    takes (0, 1 and 2 among them), its working folder, whether it gets the sandbox's namespaces, and its
-    confinement there (None where the file system cannot be confined)."""
-
-    env: dict[str, str]
-    targets: list[int]
-    cwd: str
-    namespaces: bool
-    confinement: confine.Confinement | None
-
-    def to_json(self) -> dict[str, Any]:
-        c = self.confinement
-        confined = None if c is None else {"writable": c.writable, "overlays": c.overlays, "cages": c.cages}
-        return {
-            "env": self.env,
-            "targets": self.targets,
-            "cwd": self.cwd,
-            "namespaces": self.namespaces,
-            "confinement": confined,
-        }
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Spec:
-        c = data.get("confinement")
-        confined = None
-        if c is not None:
-            overlays = tuple((str(lo), str(b)) for lo, b in c["overlays"])
-            confined = confine.Confinement(tuple(c["writable"]), overlays, tuple(c["cages"]))
-        env = {str(k): str(v) for k, v in data["env"].items()}
-        return cls(env, [int(t) for t in data["targets"]], str(data["cwd"]), bool(data["namespaces"]), confined)
 
 
 def fork(spec: Spec, fds: list[int], in_child: Callable[[], Any]) -> int:

@@ -1,10 +1,10 @@
-"""The worker zygote (`python -m kernelevolve.eval.zygote_server FD`): a trusted process that has imported what a
+"""The worker zygote (`python -m kernelevolve.eval.zygote.server FD`): a trusted process that has imported what a
 worker imports before its job (torch, Triton where it imports, the harness) and forks each new worker from that,
-so a worker's start costs a fork instead of torch's import (eval/zygote.py is the evaluator's side).
+so a worker's start costs a fork instead of torch's import (eval/launch/zygote.py is the evaluator's side).
 
 It never initialises CUDA (a GPU worker forked after that could not make a context of its own) and never runs
 candidate code; it keeps its capabilities, to make each worker's namespaces, in a network namespace of its own with
-no network. It reads only the Unix socket FD from its parent, one message per request (eval/zygote.py), and never
+no network. It reads only the Unix socket FD from its parent, one message per request (eval/launch/zygote.py), and never
 anything a worker sends. It is single-threaded: a fork copies only the thread that calls it. Its children are
 reaped here and their exit statuses sent to the parent; when the parent's end of the socket closes, the parent is
 gone, and it kills every worker it started and exits.
@@ -32,12 +32,12 @@ def _prepare() -> None:
         import triton  # noqa: F401
     except Exception:  # noqa: BLE001 - no Triton, or one that fails to import: the worker finds the same
         pass
-    import kernelevolve.eval.forked  # noqa: F401
-    import kernelevolve.eval.job  # noqa: F401
+    import kernelevolve.eval.wire  # noqa: F401
     import kernelevolve.eval.worker.harness  # noqa: F401
     import kernelevolve.eval.worker.launches  # noqa: F401
     import kernelevolve.eval.worker.main  # noqa: F401
     import kernelevolve.eval.worker.runner  # noqa: F401
+    import kernelevolve.eval.zygote.forked  # noqa: F401
     import kernelevolve.problem.problem  # noqa: F401
 
 
@@ -105,7 +105,7 @@ class Server:
         return True
 
     def _fork(self, message: dict[str, Any], fds: list[int]) -> None:
-        from kernelevolve.eval import forked
+        from kernelevolve.eval.zygote import forked
 
         if message.get("op") != "fork":
             raise ValueError(f"unknown request {message.get('op')!r}")

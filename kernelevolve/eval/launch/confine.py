@@ -2,13 +2,13 @@
 file system read-only except the folders the worker must write, join its memory cgroup, drop every capability and
 check that they are gone (torch-free).
 
-Exec'd (eval/sandbox.py `command`): `python -m kernelevolve.eval.confine [--cgroup DIR] --rw DIR [--rw DIR ...]
-[--overlay DIR=BASE ...] -- COMMAND...` runs as the first process of the namespaces `unshare` made, confines
-itself and execs COMMAND. Forked (eval/forked.py): a worker forked by the zygote (eval/zygote.py) calls the same
-functions on itself.
+Exec'd (eval/launch/sandbox.py `command`): `python -m kernelevolve.eval.launch.confine [--cgroup DIR] --rw DIR
+[--rw DIR ...] [--overlay DIR=BASE ...] -- COMMAND...` runs as the first process of the namespaces `unshare` made,
+confines itself and execs COMMAND. Forked (eval/zygote/forked.py): a worker forked by the zygote
+(eval/launch/zygote.py) calls the same functions on itself.
 
-- With `--cgroup`, it first joins that memory cgroup (eval/cgroup.py): the limit then holds over every process the
-  worker starts, and the cgroup files are read-only to them like the rest.
+- With `--cgroup`, it first joins that memory cgroup (eval/launch/cgroup.py): the limit then holds over every
+  process the worker starts, and the cgroup files are read-only to them like the rest.
 
 - Every mount this process sees becomes read-only in its own mount namespace (the store, the run directories, the
   problem files, the package), except /dev (device nodes, the GPU's among them) and this namespace's /proc.
@@ -16,7 +16,7 @@ functions on itself.
   for the harness's build step, its staging folder.
 - Each `--overlay` folder (the shared caches: the measured peaks, Triton's and inductor's) is seen through an
   overlay whose upper layer is BASE/upper, in the worker's private folder: what the caches hold is readable, what
-  the worker writes stays its own (eval/sandbox.py shares only what it wrote before the candidate loaded). Where
+  the worker writes stays its own (eval/launch/sandbox.py shares only what it wrote before the candidate loaded). Where
   overlayfs cannot be mounted, an empty private folder takes its place (a cold cache, never a shared writable
   one), with a line on stderr.
 - /dev/shm becomes a private tmpfs, /proc/sys read-only.
@@ -24,7 +24,7 @@ functions on itself.
   set, and /proc/self/status must show it: the candidate, root or not, cannot remount, and no exec gives any back.
 
 Exit status 97 with a line on stderr when the root cannot be made read-only or the capabilities cannot be dropped:
-the probe in eval/sandbox.py then runs workers without this step, and every result says the file system is
+the probe in eval/launch/sandbox.py then runs workers without this step, and every result says the file system is
 writable.
 """
 
@@ -33,7 +33,8 @@ from __future__ import annotations
 import ctypes
 import os
 import sys
-from dataclasses import dataclass
+
+from kernelevolve.eval.wire import Confinement
 
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
 MS_REMOUNT, MS_NOATIME, MS_NODIRATIME, MS_BIND, MS_REC = 32, 1024, 2048, 4096, 16384
@@ -66,34 +67,6 @@ class _CapHeader(ctypes.Structure):
 
 class _CapData(ctypes.Structure):
     _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
-
-
-@dataclass(frozen=True)
-class Confinement:
-    """What confines one process: the folders left writable, the caches seen through private overlays
-    ((cache, base of its layers)), the memory cgroups to join."""
-
-    writable: tuple[str, ...]
-    overlays: tuple[tuple[str, str], ...] = ()
-    cages: tuple[str, ...] = ()
-
-    def args(self) -> list[str]:
-        """This module's command-line options for it."""
-        caged = [arg for cage in self.cages for arg in ("--cgroup", cage)]
-        rw = [arg for folder in self.writable for arg in ("--rw", folder)]
-        over = [arg for lower, base in self.overlays for arg in ("--overlay", f"{lower}={base}")]
-        return [*caged, *rw, *over]
-
-    @classmethod
-    def parse(cls, options: list[str]) -> Confinement:
-        def values(flag: str) -> list[str]:
-            return [options[i + 1] for i, o in enumerate(options[:-1]) if o == flag]
-
-        overlays = []
-        for value in values("--overlay"):
-            lower, _, base = value.partition("=")
-            overlays.append((lower, base))
-        return cls(tuple(values("--rw")), tuple(overlays), tuple(values("--cgroup")))
 
 
 def _bytes(text: str | None) -> bytes | None:
@@ -190,7 +163,7 @@ def confine(writable: list[str], overlays: list[tuple[str, str]] = ()) -> None:
             if point == "/":
                 raise
             # A mount hidden under another one, or one this namespace may not touch: the write test of the
-            # probe (eval/sandbox.py) covers what matters, the root.
+            # probe (eval/launch/sandbox.py) covers what matters, the root.
 
 
 def enter(confinement: Confinement) -> None:
@@ -246,7 +219,7 @@ def lock_down() -> None:
 
 def main(argv: list[str]) -> None:
     if "--" not in argv:
-        sys.exit("usage: python -m kernelevolve.eval.confine --rw DIR ... -- COMMAND...")
+        sys.exit("usage: python -m kernelevolve.eval.launch.confine --rw DIR ... -- COMMAND...")
     split = argv.index("--")
     confinement, command = Confinement.parse(argv[:split]), argv[split + 1 :]
     try:

@@ -1,7 +1,7 @@
 """Child processes that run candidate code (parent side, torch-free): each starts in a process group of its own,
 with this package on its PYTHONPATH, and is killed as a whole group, so a compiler or any other process the
 candidate started (ninja, g++, nvcc) dies with it. The evaluator's workers and the agent's fast check start here:
-workers forked by the worker zygote where it runs (eval/zygote.py: torch's import paid once per process, not per
+workers forked by the worker zygote where it runs (eval/launch/zygote.py: torch's import paid once per process, not per
 worker), every other process by exec.
 """
 
@@ -16,24 +16,12 @@ import sys
 import tempfile
 import weakref
 from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
-from kernelevolve.eval import cgroup, sandbox, zygote
-from kernelevolve.platforms.extension_cache import BUILD_FDS_ENV
+from kernelevolve.eval.launch import cgroup, sandbox, zygote
+from kernelevolve.eval.wire import BUILD_FDS_ENV, DEVICE_ENV, LIFELINE_ENV, MEMORY_LIMIT_ENV, RESULT_FD_ENV
 
-PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])
-
-# What the evaluator tells a worker through its environment (read by eval/worker/main.py).
-RESULT_FD_ENV = "KERNELEVOLVE_RESULT_FD"
-MEMORY_LIMIT_ENV = "KERNELEVOLVE_MEMORY_LIMIT_BYTES"
-# GPU targets: `split` (the default) runs the candidate in a process of its own, beside the judge, as on the cpu
-# target always; `in-process` runs it in the judge's process (docs/harness.md).
-GPU_JUDGE_ENV = "KERNELEVOLVE_GPU_JUDGE"
-GPU_JUDGE_MODES = ("split", "in-process")
-DEVICE_ENV = "KERNELEVOLVE_GPU_INDEX"  # set for GPU targets: the device to initialise before the job
-LIFELINE_ENV = "KERNELEVOLVE_LIFELINE_FD"  # a pipe the evaluator holds open: its end means the evaluator is gone
-# What differs between workers of one environment: not the worker zygote's (eval/zygote.py).
+# What differs between workers of one environment: not the worker zygote's (eval/launch/zygote.py).
 PER_WORKER = (
     RESULT_FD_ENV,
     LIFELINE_ENV,
@@ -47,24 +35,6 @@ PER_WORKER = (
 )
 
 
-def gpu_judge_split(env: Mapping[str, str] = os.environ) -> bool:
-    """Whether GPU workers run the candidate in a process of its own; raises ValueError for a value of
-    KERNELEVOLVE_GPU_JUDGE that is neither mode."""
-    mode = env.get(GPU_JUDGE_ENV) or "split"
-    if mode not in GPU_JUDGE_MODES:
-        raise ValueError(f"{GPU_JUDGE_ENV}={mode!r}: choose one of {', '.join(GPU_JUDGE_MODES)} (unset: split)")
-    return mode == "split"
-
-
-def child_env(extra: Mapping[str, str]) -> dict[str, str]:
-    """This process's environment without credentials (eval/sandbox.py), with `extra` (a platform's worker
-    environment) on top, and the package root first on PYTHONPATH so that `python -m kernelevolve...` finds this
-    checkout."""
-    env = {**sandbox.scrubbed(os.environ), **extra}
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (PACKAGE_ROOT, env.get("PYTHONPATH")) if p)
-    return env
-
-
 def start(
     cmd: Sequence[str],
     *,
@@ -74,11 +44,11 @@ def start(
     **popen: Any,
 ) -> subprocess.Popen:
     """Popen in a new session: the child leads a process group of its own, which kill_group kills whole.
-    sandboxed: in the candidate's sandbox (eval/sandbox.py), where this machine can make it, with a private
+    sandboxed: in the candidate's sandbox (eval/launch/sandbox.py), where this machine can make it, with a private
     temporary folder as its TMPDIR (the only folder of its own it may write where the file system is confined),
-    and, given memory_limit, in a memory cgroup of that size over its whole process tree (eval/cgroup.py, where
+    and, given memory_limit, in a memory cgroup of that size over its whole process tree (eval/launch/cgroup.py, where
     this machine has one); both are removed when the child is reaped (`release`) or forgotten. writable: the
-    folders it may write besides its own (default: the caches a worker fills, eval/sandbox.py)."""
+    folders it may write besides its own (default: the caches a worker fills, eval/launch/sandbox.py)."""
     private_tmp, cage = None, None
     if sandboxed:
         env = dict(popen.get("env") if popen.get("env") is not None else os.environ)
@@ -98,7 +68,7 @@ def start(
 def start_worker(env: dict[str, str], *, memory_limit: int, stdout: int, pass_fds: Sequence[int]) -> Any:
     """A worker (`python -m kernelevolve.eval.worker`) in the sandbox, as `start` makes it: stdin a pipe, stdout
     and stderr into the descriptor stdout, pass_fds kept at their numbers. Forked by this process's worker zygote
-    (eval/zygote.py: the same confinement, without the second of torch's import), or exec'd where there is none,
+    (eval/launch/zygote.py: the same confinement, without the second of torch's import), or exec'd where there is none,
     for GPU targets, or with KERNELEVOLVE_ZYGOTE=off; a subprocess.Popen or what stands for one (pid, stdin,
     poll, wait, returncode)."""
     # GPU targets' workers start by exec until the forked start has run on a GPU (their spares hide the start).

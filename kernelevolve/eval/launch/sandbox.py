@@ -1,6 +1,7 @@
 """The candidate's process in Linux namespaces of its own (parent side, torch-free): made by util-linux `unshare`
-for an exec'd process (`command`), by the forked worker itself for one the worker zygote forks (eval/zygote.py,
-eval/forked.py: the same namespaces, and the same confinement from eval/confine.py, given by `confinement`).
+for an exec'd process (`command`), by the forked worker itself for one the worker zygote forks (eval/launch/zygote.py,
+eval/zygote/forked.py: the same namespaces, and the same confinement from eval/launch/confine.py, given by
+`confinement`).
 
 - **No network**: a network namespace holding only a loopback that is down.
 - **Nothing outlives it**: a PID namespace whose init is the worker; when the worker exits or is killed, the kernel
@@ -8,16 +9,16 @@ eval/forked.py: the same namespaces, and the same confinement from eval/confine.
 - **Nothing of the parent in sight**: the namespace's own /proc, so the parent's and other workers' environments,
   file descriptors and pipes are not reachable through /proc.
 - **Nothing written outside its own folders**: in its own mount namespace every mount is read-only (the store,
-  the run directories, the problem files, the package: eval/confine.py), except a private temporary folder made
+  the run directories, the problem files, the package: eval/launch/confine.py), except a private temporary folder made
   for each process (its TMPDIR, removed when it is reaped) and a private /dev/shm. The shared caches (the
   measured peaks, Triton's and inductor's) are seen through overlays: readable, and what the worker writes there
   stays in its private folder. What its trusted phase wrote (the torch.compile baseline's kernels, the peaks) is
   copied into the caches by the evaluator before the candidate loads (`share_trusted_writes`); nothing the
   candidate writes is. Compiled extensions are read-only: the harness builds them in a step of its own
-  (eval/builds.py). Its capabilities are dropped, and checked gone before its job, so it cannot remount.
+  (eval/builds/service.py). Its capabilities are dropped, and checked gone before its job, so it cannot remount.
 - **No secrets**: environment variables that look like credentials (API keys, tokens, passwords) are not passed.
 
-- **One memory limit over its process tree** (cpu target): a memory cgroup per worker (eval/cgroup.py) where this
+- **One memory limit over its process tree** (cpu target): a memory cgroup per worker (eval/launch/cgroup.py) where this
   machine lets us make one; the worker also caps each process's address space.
 
 Not yet: everything stays readable. Where overlayfs cannot be mounted each worker gets empty private caches.
@@ -39,10 +40,13 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Mapping
+from pathlib import Path
 
-from kernelevolve.eval import cgroup
-from kernelevolve.eval.confine import Confinement
+from kernelevolve.eval.launch import cgroup
+from kernelevolve.eval.wire import Confinement
 from kernelevolve.platforms.peaks import peaks_dir
+
+PACKAGE_ROOT = str(Path(__file__).resolve().parents[3])  # the folder that holds `kernelevolve`
 
 OFF_ENV = "KERNELEVOLVE_SANDBOX"
 WRITABLE_ENV = "KERNELEVOLVE_SANDBOX_WRITABLE"
@@ -52,7 +56,7 @@ SECRET_NAME = re.compile(
 )
 
 
-CONFINE = ["-m", "kernelevolve.eval.confine"]
+CONFINE = ["-m", "kernelevolve.eval.launch.confine"]
 # Run by the probe inside the whole sandbox: exit 0 only if its --rw folder and the cache are writable and the
 # folder beside them not.
 _WRITE_TEST = """
@@ -130,15 +134,13 @@ def _probe_file_system(namespaces: tuple[str, ...]) -> tuple[bool, str, bool]:
 
 def _python_env() -> dict[str, str]:
     """The probe's environment: the worker's (this package importable, credentials left out)."""
-    from kernelevolve.eval import spawn  # spawn starts processes in this sandbox: imported here, not above
-
-    return spawn.child_env({})
+    return child_env({})
 
 
 def shared_caches() -> list[str]:
     """The folders workers read and only trusted code fills: the measured peaks, Triton's cache and inductor's
     (made here so that they can be mounted). Compiled extensions are not among them: the harness builds those
-    (eval/builds.py)."""
+    (eval/builds/service.py)."""
     folders = [str(peaks_dir()), inductor_cache()]
     triton_home = os.environ.get("TRITON_HOME") or os.path.expanduser("~")
     folders.append(os.environ.get("TRITON_CACHE_DIR") or os.path.join(triton_home, ".triton"))
@@ -148,7 +150,7 @@ def shared_caches() -> list[str]:
 
 
 def _overlays(private_tmp: str) -> list[tuple[str, str]]:
-    """Each shared cache and the folder, in the worker's private one, that holds its writes (eval/confine.py)."""
+    """Each shared cache and the folder, in the worker's private one, that holds its writes (eval/launch/confine.py)."""
     return [(folder, os.path.join(private_tmp, ".caches", str(i))) for i, folder in enumerate(shared_caches())]
 
 
@@ -187,9 +189,10 @@ def inductor_cache() -> str:
 def confinement(
     private_tmp: str | None, cage: str | None = None, writable: list[str] | None = None
 ) -> Confinement | None:
-    """What confines a process in the sandbox (eval/confine.py): read-only but for private_tmp and `writable`, in the
-    memory cgroup `cage` (eval/cgroup.py) if given; None where the file system cannot be confined. Without
-    `writable` (a worker) it sees the shared caches through overlays whose writes stay in private_tmp."""
+    """What confines a process in the sandbox (eval/launch/confine.py): read-only but for private_tmp and
+    `writable`, in the memory cgroup `cage` (eval/launch/cgroup.py) if given; None where the file system cannot be
+    confined. Without `writable` (a worker) it sees the shared caches through overlays whose writes stay in
+    private_tmp."""
     if not confines_files() or private_tmp is None:
         return None
     if writable is None:  # a worker
@@ -230,7 +233,7 @@ def confines_files() -> bool:
 
 
 def zygote_prefix() -> list[str]:
-    """The command line that starts the worker zygote (eval/zygote.py) where workers get namespaces: a network
+    """The command line that starts the worker zygote (eval/launch/zygote.py) where workers get namespaces: a network
     namespace of its own with no network, inside a user namespace where the workers' are (not root), so that it
     holds the capabilities to make each worker's namespaces; [] where there are none."""
     namespaces = prefix()
@@ -257,3 +260,12 @@ def describe(memory_limited: bool = False, in_judge: bool = False) -> str:
 def scrubbed(env: Mapping[str, str]) -> dict[str, str]:
     """The environment without variables whose names look like credentials."""
     return {k: v for k, v in env.items() if not SECRET_NAME.search(k)}
+
+
+def child_env(extra: Mapping[str, str]) -> dict[str, str]:
+    """This process's environment without credentials (`scrubbed`), with `extra` (a platform's worker
+    environment) on top, and the package root first on PYTHONPATH so that `python -m kernelevolve...` finds this
+    checkout."""
+    env = {**scrubbed(os.environ), **extra}
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (PACKAGE_ROOT, env.get("PYTHONPATH")) if p)
+    return env

@@ -18,7 +18,6 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from textwrap import shorten
 
 from kernelevolve.agents.context import MemoryAgent, analyse_step
 from kernelevolve.eval import environment
@@ -86,6 +85,12 @@ class SearchConfig:
     # A node about to become the best is evaluated again (fresh inputs, fresh timing) and keeps the lower of the
     # two: one lucky measurement on a noisy host never decides the search's winner.
     confirm_best: bool = True
+
+
+def one_line(text: str, width: int = 200) -> str:
+    """Text from a compiler, a kernel or a model on one line of at most `width` characters."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 4] + " ..."
 
 
 def confirmed(first: EvalResult, again: EvalResult) -> EvalResult:
@@ -440,7 +445,7 @@ class Driver:
                 await asyncio.sleep(wait)
                 first = result
                 result = await self._evaluate_once(path, free)
-                why = shorten(first.reason, 300)
+                why = one_line(first.reason, 300)
                 result.review.append(f"evaluated again ({attempt} of {MACHINE_RETRIES}) after a harness_limit: {why}")
             return StepOutcome(op, proposal, result, time.monotonic() - t0)
         finally:
@@ -562,13 +567,18 @@ class Driver:
             note = outcome.proposal.note or outcome.proposal.stop
             self._refresh(f"{outcome.proposal.operator} step produced no candidate: {note[:120]}")
             return None
-        review = outcome.result.review if outcome.result is not None else []
-        self._refresh(
-            f"node {self.steps[node.id]} ({node.operator}): {node.status}"
-            + (f" {node.fitness:.3f}" if node.fitness else "")
-            + (f" (review: {shorten(review[0], 200, placeholder=' ...')})" if review else "")
-        )
+        self._refresh(self._node_line(node, outcome.result))
         return node
+
+    def _node_line(self, node: GraphNode, result: EvalResult | None, again: bool = False) -> str:
+        """'node 3 (tune): ok 1.234', with the first review note of a correct node, the reason of a failed one,
+        each on one line (`show RUN --node N` has them in full)."""
+        line = f"node {self.steps[node.id]} ({node.operator}): {node.status}" + (" (evaluated again)" if again else "")
+        if result is not None and not result.correct:
+            return line + (f": {one_line(result.reason)}" if result.reason else "")
+        review = result.review if result is not None else []
+        fitness = f" {node.fitness:.3f}" if node.fitness else ""
+        return line + fitness + (f" (review: {one_line(review[0])})" if review else "")
 
     async def _evaluate_roots(self, free: asyncio.Queue) -> None:
         """Each root not yet in the run; one stored with a MACHINE_STATUSES outcome is evaluated again (a resume
@@ -584,7 +594,7 @@ class Driver:
                 self.store.replace_result(again.id, outcome.result, outcome.wall_s)
                 again.status, again.correct = outcome.result.status.value, outcome.result.correct
                 again.fitness, again.speedup = outcome.result.fitness, outcome.result.speedup
-                self._refresh(f"node {self.steps[again.id]} ({again.operator}): {again.status} (evaluated again)")
+                self._refresh(self._node_line(again, outcome.result, again=True))
             elif h not in self._known():
                 self._refresh(root.message)
                 self._commit_and_report(await self._evaluate(None, proposal, free))

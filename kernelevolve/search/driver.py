@@ -188,6 +188,9 @@ class Driver:
         self.inflight_hashes: set[str] = set()
         self.inflight_drafts = 0
         self._tune_idle = False  # the tune operator found nothing new; a new node may give it something
+        self._tune_spent: set[int] = set()  # nodes whose every setting the tune operator has tried
+        self._tune_stop = ""  # what it said the last time it found nothing
+        self._has_tunables: dict[int, bool] = {}
         self.inflight_parents: Counter = Counter()  # parents of the LLM steps in flight: never debugged twice at once
         self._unusable_cache: dict[int, bool] = {}
         calls = store.llm_calls(run.id)
@@ -293,11 +296,42 @@ class Driver:
         selection = self.strategy.select(self.graph)
         if selection is None:
             return None
-        tunable = self.tune is not None and not self._tune_idle and has_tunables(self._source(selection.parents[0]))
-        if model is None:
-            return (self.tune, self._request(self.tune, selection)) if tunable else None
+        if model is None:  # parameter steps only: on another parent where the strategy's has nothing to tune
+            selection = self._tune_parent(selection) if self.tune is not None else None
+            return None if selection is None else (self.tune, self._request(self.tune, selection))
+        tunable = self.tune is not None and not self._tune_idle and self._tunable(selection.parents[0])
         op = self.tune if tunable and self.rng.random() < self.config.tune_p else model
         return op, self._request(op, selection)
+
+    def _tunable(self, node_id: int) -> bool:
+        """Whether a parameter step on this node may find something: it has TUNABLES (or launch parameters to
+        infer), and the tune operator has not tried every setting of them."""
+        if node_id not in self._has_tunables:
+            self._has_tunables[node_id] = has_tunables(self._source(node_id))
+        return self._has_tunables[node_id] and node_id not in self._tune_spent
+
+    def _tune_parent(self, selection: Selection) -> Selection | None:
+        """The strategy's selection, or where its first parent has nothing left to tune, the best correct node
+        that has; None when no node has."""
+        if self._tunable(selection.parents[0]):
+            return selection
+        tunable = [n for n in self.graph.correct() if self._tunable(n.id)]
+        if not tunable:
+            return None
+        best = max(tunable, key=lambda n: n.score)
+        return Selection([best.id], best.island)
+
+    def _nothing_to_propose(self) -> str:
+        """Why no step can be proposed, and, where no kernel had anything to tune, what to do about it."""
+        if self._tune_stop:
+            return self._tune_stop
+        if self.llm is None and self.tune is not None:
+            return (
+                "nothing to tune: no correct kernel of the run has TUNABLES (module-level integer constants, "
+                'e.g. TUNABLES = {"BLOCK": [64, 128, 256]} for BLOCK = 128, that the tune operator sets); add them '
+                "to the seed, or give a model (--llm)"
+            )
+        return "search space exhausted: nothing new to propose"
 
     def _debug_target(self) -> int | None:
         """The most promising failure no step has built on yet: with a correct node, a failing child of a parent
@@ -396,6 +430,7 @@ class Driver:
 
     def _reselect(self, op: Propose) -> Request | None:
         selection = self.strategy.select(self.graph)
+        selection = self._tune_parent(selection) if selection else None
         return self._request(op, selection) if selection else None
 
     # ---- steps ----
@@ -628,7 +663,7 @@ class Driver:
                             break
                         reason = self._waiting_reason()
                         break
-                    reason = "search space exhausted: nothing new to propose"
+                    reason = self._nothing_to_propose()
                     break
                 op, request = step
                 if op is self.llm:
@@ -640,12 +675,11 @@ class Driver:
                     task.parents = request.parents  # type: ignore[attr-defined]
                 else:  # a parameter step is proposed here, at once: the next one then knows it
                     proposal = op.propose(request)
-                    if proposal.source is None and self.llm is not None:
-                        self._tune_idle = True  # the model still can: no parameter step until a new node
+                    if proposal.source is None:  # that parent's settings are all tried: another, or the model
+                        self._tune_spent.update(proposal.parents[:1])
+                        self._tune_stop = proposal.stop or proposal.note
+                        self._tune_idle = self.llm is not None  # no parameter step until a new node
                         continue
-                    if proposal.source is None:
-                        reason = proposal.stop or proposal.note or "search space exhausted: nothing new to propose"
-                        break
                     self.inflight_hashes.add(proposal.source_hash)
                     task = asyncio.create_task(self._evaluate(op, proposal, free))
                 self._tasks.add(task)

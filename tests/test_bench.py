@@ -249,7 +249,7 @@ def test_search_skips_the_compile_baseline_and_evaluates_the_export_with_it(suit
     the exported module (per-case dispatch, the reference where no kernel won) evaluated with it, policy off."""
     from dataclasses import replace
 
-    from kernelevolve.cli.bench_cmd import _one
+    from kernelevolve.cli.bench_cmd import BenchOptions, _one
     from kernelevolve.eval.wire import EvalOptions
     from kernelevolve.store.store import Store
     from kernelevolve.suites.bench import BenchItem
@@ -271,8 +271,8 @@ def test_search_skips_the_compile_baseline_and_evaluates_the_export_with_it(suit
 
     def run(runs: str, compile_baseline: bool):
         store = Store(tmp_path / runs)
-        return _one(item, store, [Recorder()], "cpu", baseline="eager", compile_baseline=compile_baseline,
-                    exports=exports, **common)  # fmt: skip
+        how = BenchOptions(baseline="eager", compile_baseline=compile_baseline, exports=exports, **common)
+        return _one(item, store, [Recorder()], "cpu", how)
 
     row = run("runs", True)
     assert row.status == "ok" and row.run and row.worst_case and row.worst_case > 0

@@ -646,3 +646,32 @@ def test_a_harness_limit_is_evaluated_again_later_in_the_run(tmp_path, seed, mon
     opened, _, reason, _ = search(Store(tmp_path / "b"), RunSpec(PROBLEM, seed), Limits(budget=2), evaluator)
     assert [r.status for r in opened.store.nodes(opened.run.id)] == ["harness_limit"]
     assert len(evaluator.evaluated) == 3 and "not correct (harness_limit)" in reason
+
+
+def test_a_seed_without_tunables_says_what_to_do_instead_of_exhausted(tmp_path, seed):
+    """Issue 46 item 5: a C++ seed without TUNABLES gave a search that stopped at once, 'search space exhausted'."""
+    seed.write_text(kernel(32, tunable=False))
+    _, _, reason, out = search(Store(tmp_path), RunSpec(PROBLEM, seed), Limits(budget=5))
+    assert out.evaluations == 1
+    assert reason.startswith("nothing to tune: no correct kernel of the run has TUNABLES"), reason
+    assert "add them to the seed, or give a model (--llm)" in reason
+
+
+def test_a_start_kernel_without_tunables_leaves_the_search_to_the_parents_that_have_some(tmp_path, seed):
+    """The start kernel is the best (greedy picks it) and has nothing to tune: the tune steps go to the seed."""
+    seed.write_text(kernel(1))
+    start = tmp_path / "start.py"
+    start.write_text(kernel(32, tunable=False))
+    _, driver, reason, out = search(Store(tmp_path), RunSpec(PROBLEM, seed, (start,)), Limits(budget=6))
+    assert reason == "budget of 6 nodes reached" and out.evaluations == 6
+    tuned = [n for n in driver.graph.nodes.values() if n.operator == "tune"]
+    assert len(tuned) == 4 and all(n.parents[0] != 2 for n in tuned if n.parents)
+
+
+def test_a_parent_whose_settings_are_all_tried_gives_the_tune_steps_to_another(tmp_path, seed):
+    """A one-value TUNABLES start (nothing new to try) is the best: the seed, with a real space, is tuned instead."""
+    seed.write_text(kernel(1))
+    start = tmp_path / "start.py"
+    start.write_text(kernel(32).replace("[1, 2, 4, 8, 16, 32, 64, 128]", "[32]"))
+    _, _, reason, out = search(Store(tmp_path), RunSpec(PROBLEM, seed, (start,)), Limits(budget=6))
+    assert reason == "budget of 6 nodes reached" and out.evaluations == 6

@@ -188,12 +188,12 @@ def test_export_routes_each_case_a_kernel_won_to_it_and_the_rest_to_the_referenc
     exec(compile(exported.read_text(), str(exported), "exec"), namespace)
     model = namespace["ModelNew"]()
     calls = []
-    model.kernels[str(node.id)].register_forward_hook(lambda *a: calls.append("kernel"))
-    model.reference.register_forward_hook(lambda *a: calls.append("reference"))
+    model.kernelevolve_kernels[str(node.id)].register_forward_hook(lambda *a: calls.append("kernel"))
+    model.register_forward_hook(lambda *a: calls.append("model"))
     for n in (2048, 1000, 7):
         x = torch.randn(n, n)
         assert torch.equal(model(x), x.t().contiguous())
-    assert calls == ["kernel", "reference", "reference"]
+    assert calls == ["kernel", "model", "model", "model"]  # the kernel within the first call
 
 
 def test_exported_triton_kernels_compile_outside_the_interpreter(tmp_path):
@@ -224,7 +224,7 @@ def test_exported_triton_kernels_compile_outside_the_interpreter(tmp_path):
         "import importlib.util, inspect, sys\n"
         f"spec = importlib.util.spec_from_file_location('exported', {str(exported)!r})\n"
         "m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m)\n"
-        f"k = m.ModelNew().kernels['{node.id}']\n"
+        f"k = m.ModelNew().kernelevolve_kernels['{node.id}']\n"
         "jit = type(k).forward.__globals__['_copy']\n"
         "assert type(jit).__name__ == 'JITFunction', type(jit)\n"
         "assert 'tl.store' in jit.src and 'def _copy' in inspect.getsource(jit.fn)\n"
@@ -277,3 +277,60 @@ def _check_runs_and_show_list_the_run(greedy_run):
         timeout=120,
     )
     assert p.returncode == 2 and "no run 'nope'" in p.stderr
+
+
+def test_the_export_is_a_drop_in_that_shares_one_set_of_parameters(tmp_path):
+    """Issue 46 item 7: the original Model's state_dict loads into the export (strict), under the original names,
+    and a weight changed after export reaches the optimized path as it does the reference's."""
+    import torch
+
+    from kernelevolve.result import CaseResult
+    from kernelevolve.search.export import export
+    from tests.conftest import EXAMPLES
+
+    problem = EXAMPLES / "rmsnorm" / "problem.py"
+    store = Store(tmp_path)
+    run = store.create_run(
+        problem_path=str(problem), problem_hash="ph", platform="cpu", config={}, config_hash="c", budget=1
+    )
+    shapes = ({"ROWS": 4096, "HIDDEN": 4096}, {"ROWS": 1024, "HIDDEN": 3000}, {"ROWS": 1000, "HIDDEN": 1536})
+    speedups = (2.0, 0.5, 0.5)  # the kernel serves the first case, the reference the others
+    won = EvalResult(
+        status=Status.OK,
+        correct=True,
+        cases=[CaseResult(shape=s, correct=True, speedup=x) for s, x in zip(shapes, speedups)],
+    ).finalize()
+    kernel = (
+        "import torch\nimport torch.nn as nn\n\n\nclass ModelNew(nn.Module):\n"
+        "    def __init__(self, hidden, eps=1e-6):\n        super().__init__()\n        self.eps = eps\n"
+        "        self.weight = nn.Parameter(torch.randn(hidden))\n\n"
+        "    def forward(self, x, residual):\n        z = x + residual\n"
+        "        return z * torch.rsqrt(z.pow(2).mean(-1, keepdim=True) + self.eps) * self.weight\n"
+    )
+    store.add_node(run.id, NodeRecord("seed", kernel, "h1", {}, [], won), strategy_state={})
+    exported = tmp_path / "exported.py"
+    export(store, run, exported)
+    namespace: dict = {}
+    exec(compile(exported.read_text(), str(exported), "exec"), namespace)
+    original = namespace["ModelNew"].__mro__[1](4096)  # the problem's Model
+    model = namespace["ModelNew"](4096)
+    assert list(model.state_dict()) == list(original.state_dict()) == ["weight"]
+    assert list(model.parameters()) == [model.weight]  # one set of parameters
+    optimized = (torch.randn(4096, 4096), torch.randn(4096, 4096))  # case 0: the kernel
+    fallback = (torch.randn(8, 4096), torch.randn(8, 4096))  # no case: the reference
+
+    def same_as_original() -> None:
+        for inputs in (optimized, fallback):
+            torch.testing.assert_close(model(*inputs), original(*inputs))
+
+    model.load_state_dict(original.state_dict(), strict=True)
+    same_as_original()
+    original.load_state_dict({"weight": torch.randn(4096)})  # weights changed after export
+    model.load_state_dict(original.state_dict(), strict=True)
+    same_as_original()
+    with torch.no_grad():
+        model.weight.mul_(-3.0)
+        original.weight.mul_(-3.0)
+    same_as_original()
+    model.double()  # a conversion keeps the kernels on the model's tensors
+    assert all(k.weight is model.weight for k in model.kernelevolve_kernels.values())

@@ -58,3 +58,11 @@ def test_no_tunables_is_a_clear_error():
         tune.mutate((CANDIDATES / "relu_ok.py").read_text(), random.Random(0))
     with pytest.raises(tune.TuneError, match="no module-level integer constant"):
         tune.find_tunables('TUNABLES = {"X": [1, 2]}\n')
+
+
+@pytest.mark.parametrize("name", ["softmax", "rmsnorm"])
+def test_the_shipped_cpp_examples_have_a_tunable_the_kernel_uses(name):
+    """Issue 46 item 5: a search from either example's C++ candidate has something to tune: its OpenMP chunk."""
+    source = (EXAMPLES / name / "candidate_cpp.py").read_text()
+    assert tune.has_tunables(source) and "schedule(static, ROWS_PER_CHUNK)" in source
+    assert "ROWS_PER_CHUNK = 4\n" in tune.apply(source, {"ROWS_PER_CHUNK": 4})

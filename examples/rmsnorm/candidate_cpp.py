@@ -9,6 +9,10 @@ import torch
 import torch.nn as nn
 from torch.utils.cpp_extension import load_inline
 
+# Rows each OpenMP thread takes at a time (schedule(static, ROWS_PER_CHUNK)): what `kernelevolve optimize` tunes.
+ROWS_PER_CHUNK = 16
+TUNABLES = {"ROWS_PER_CHUNK": [1, 2, 4, 8, 16, 32, 64]}
+
 EPS = 1e-6
 
 _CPP_SOURCE = r"""
@@ -42,7 +46,7 @@ torch::Tensor add_rmsnorm(torch::Tensor x, torch::Tensor residual, torch::Tensor
     float* __restrict__ yp = y.data_ptr<float>();
     const double inv_cols = 1.0 / static_cast<double>(cols);
 
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static, ROWS_PER_CHUNK)
     for (int64_t r = 0; r < rows; ++r) {
         const float* __restrict__ xr = xp + r * cols;
         const float* __restrict__ rr = rp + r * cols;
@@ -66,7 +70,7 @@ torch::Tensor add_rmsnorm(torch::Tensor x, torch::Tensor residual, torch::Tensor
 
 _ext = load_inline(
     name="kernelevolve_example_rmsnorm_cpp",
-    cpp_sources=_CPP_SOURCE,
+    cpp_sources=f"#define ROWS_PER_CHUNK {ROWS_PER_CHUNK}\n" + _CPP_SOURCE,
     functions=["add_rmsnorm"],
     extra_cflags=["-O3", "-march=native", "-fopenmp"],
     extra_ldflags=["-fopenmp"],

@@ -9,6 +9,10 @@ import torch
 import torch.nn as nn
 from torch.utils.cpp_extension import load_inline
 
+# Rows each OpenMP thread takes at a time (schedule(static, ROWS_PER_CHUNK)): what `kernelevolve optimize` tunes.
+ROWS_PER_CHUNK = 16
+TUNABLES = {"ROWS_PER_CHUNK": [1, 2, 4, 8, 16, 32, 64]}
+
 _CPP_SOURCE = r"""
 #include <torch/extension.h>
 
@@ -49,7 +53,7 @@ torch::Tensor softmax_rows(torch::Tensor x) {
     const float* __restrict__ xp = x.data_ptr<float>();
     float* __restrict__ yp = y.data_ptr<float>();
 
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static, ROWS_PER_CHUNK)
     for (int64_t r = 0; r < rows; ++r) {
         const float* __restrict__ xr = xp + r * cols;
         float* __restrict__ yr = yp + r * cols;
@@ -83,7 +87,7 @@ torch::Tensor softmax_rows(torch::Tensor x) {
 
 _ext = load_inline(
     name="kernelevolve_example_softmax_cpp",
-    cpp_sources=_CPP_SOURCE,
+    cpp_sources=f"#define ROWS_PER_CHUNK {ROWS_PER_CHUNK}\n" + _CPP_SOURCE,
     functions=["softmax_rows"],
     extra_cflags=["-O3", "-march=native", "-fopenmp"],
     extra_ldflags=["-fopenmp"],

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import typer
 from rich.console import Console
+from rich.text import Text
 
-from kernelevolve.cli.common import EXIT_CORRECT, EXIT_NOT_CORRECT, Target, app, err, usage_error
+from kernelevolve.cli.common import EXIT_CORRECT, EXIT_NOT_CORRECT, Target, app, err, plain_console, usage_error
 from kernelevolve.eval.probes import TRIVIAL, Soundness, check_problem
 from kernelevolve.platforms import default_target
 from kernelevolve.problem.problem import ProblemError, load_problem
@@ -39,7 +40,7 @@ def check_problem_command(
         payload["passing"] = [p.name for p in report.passing]
         sys.stdout.write(json.dumps(payload) + "\n")
     else:
-        _print(report, Console())
+        _print(report, plain_console())
     raise typer.Exit(EXIT_CORRECT if report.sound else EXIT_NOT_CORRECT)
 
 
@@ -52,16 +53,19 @@ class _nothing:
 
 
 def _print(report: Soundness, console: Console) -> None:
+    """A line per probe, its reason as the harness wrote it; the warnings; the verdict."""
     for p in report.probes:
         if p.name not in TRIVIAL:
-            verdict = "[green]passes[/]" if p.passed else "[red]fails[/]"
+            verdict = ("passes", "green") if p.passed else ("fails", "red")
         elif not p.applicable:
-            verdict = "[dim]not applicable[/]"
+            verdict = ("not applicable", "dim")
         else:
             verdict = (
-                "[green]caught[/]" if not p.passed else "[bold red]PASSES: the problem cannot tell it from a kernel[/]"
+                ("caught", "green")
+                if not p.passed
+                else ("PASSES: the problem cannot tell it from a kernel", "bold red")
             )
-        console.print(f"probe {p.name:12s} {verdict}  [dim]{p.reason[:160]}[/]", highlight=False)
+        console.print(Text.assemble(f"probe {p.name:12s} ", verdict, "  ", (p.reason[:160], "dim")))
     for w in report.warnings:
-        console.print(f"[yellow]warning:[/] {w}", highlight=False)
-    console.print("[bold green]sound[/]" if report.sound else "[bold red]not sound[/]")
+        console.print(Text.assemble(("warning:", "yellow"), f" {w}"))
+    console.print(Text("sound", style="bold green") if report.sound else Text("not sound", style="bold red"))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import os
 from enum import Enum
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -10,6 +11,8 @@ from typing import Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
 from rich.text import Text
 from typer.core import TyperGroup
 
@@ -18,11 +21,37 @@ from kernelevolve.eval.wire import BASELINES, CORRECTNESS, PROFILE_HELP, PROFILE
 from kernelevolve.platforms import PLATFORMS
 from kernelevolve.store.store import StoreError
 
+# Off a terminal, the width a console lays tables out in: as wide as they are (docs/cli.md, "Output").
+FULL_WIDTH = 100_000
+
 
 def plain_console(stderr: bool = False) -> Console:
-    """A console for text that is data (paths, model names, LLM and error messages): `:x:` stays `:x:` (no emoji),
-    `[...]` stays as written (no markup) and nothing is recoloured (no highlighting). Style with rich Text."""
-    return Console(stderr=stderr, soft_wrap=True, emoji=False, markup=False, highlight=False)
+    """The one console every command prints with. Its text is data (paths, model names, compiler, kernel and LLM
+    messages): `:x:` stays `:x:` (no emoji), `[...]` stays as written (no markup) and nothing is recoloured (no
+    highlighting); style with rich Text. Off a terminal (a pipe, a file, CI) tables are as wide as their rows, never
+    cut to 80 columns, unless COLUMNS sets a width."""
+    console = Console(stderr=stderr, soft_wrap=True, emoji=False, markup=False, highlight=False)
+    if not console.is_terminal and not os.environ.get("COLUMNS"):
+        console.width = FULL_WIDTH
+    return console
+
+
+def print_table(console: Console, table: Table) -> None:
+    """A table, its cells wrapped to the console's width (a terminal's; off one, full width: plain_console)."""
+    console.print(table, soft_wrap=False)
+
+
+def against_baseline(speedup: float, baseline: str = "eager") -> str:
+    """A speedup (a correct kernel's fitness) in words: '3.1x slower than PyTorch eager (the baseline)'."""
+    name = "PyTorch eager" if baseline == "eager" else "torch.compile"
+    if speedup >= 1.0:
+        return f"{speedup:.3g}x faster than {name} (the baseline)"
+    return f"{1.0 / speedup:.3g}x slower than {name} (the baseline)"
+
+
+def literal(help_text: str) -> str:
+    """An option's help as written: typer reads help as rich markup, where `[default: 20]` would be a tag."""
+    return escape(help_text)
 
 
 err = plain_console(stderr=True)
@@ -66,9 +95,12 @@ __all__ = [
     "Correctness",
     "Profile",
     "Target",
+    "against_baseline",
     "app",
     "err",
+    "literal",
     "plain_console",
+    "print_table",
     "usage_error",
 ]
 
@@ -95,7 +127,9 @@ MAX_INFLIGHT = typer.Option(
     None,
     "--max-inflight",
     min=1,
-    help="steps in flight at once [default: devices + 1]; with a deferred model (inbox, batch), calls per round",
+    help=literal(
+        "steps in flight at once [default: devices + 1]; with a deferred model (inbox, batch), calls per round"
+    ),
 )
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import typer
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from kernelevolve.cli.common import (
     ALLOW_TF32,
@@ -21,8 +22,11 @@ from kernelevolve.cli.common import (
     Correctness,
     Profile,
     Target,
+    against_baseline,
     app,
     err,
+    plain_console,
+    print_table,
     usage_error,
 )
 from kernelevolve.eval.evaluator import Evaluator
@@ -109,7 +113,7 @@ def eval_command(
     if as_json:
         sys.stdout.write(json.dumps(result.model_dump(mode="json")) + "\n")
     else:
-        print_result(result, Console())
+        print_result(result, plain_console())
     raise typer.Exit(EXIT_CORRECT if result.correct else EXIT_NOT_CORRECT)
 
 
@@ -118,59 +122,76 @@ def _ms(v: float | None) -> str:
 
 
 def print_result(result: EvalResult, console: Console) -> None:
+    """The verdict, its reason and notes, a table per shape case and the speedup; text from the harness, the
+    compiler and the kernel is printed as written (console: plain_console)."""
     colour = "green" if result.correct else "red"
     console.print(
-        f"[bold {colour}]{result.status.value}[/]  target={result.target} device={result.device} "
-        f"languages={','.join(result.languages)} baseline={result.baseline}",
-        highlight=False,
+        Text.assemble(
+            (result.status.value, f"bold {colour}"),
+            f"  target={result.target} device={result.device} languages={','.join(result.languages)} "
+            f"baseline={result.baseline}",
+        )
     )
     if result.reason:
-        console.print(f"reason: {result.reason}", highlight=False)
+        console.print(f"reason: {result.reason}")
     rules = sorted({c.correctness for c in result.cases if c.correctness})
     if rules:
-        console.print(f"correctness: {'; '.join(rules)}", highlight=False)
+        console.print(f"correctness: {'; '.join(rules)}")
     if result.memory:
-        console.print(f"memory: {result.memory}", highlight=False)
+        console.print(f"memory: {result.memory}")
     if result.sandbox:  # what confined the candidate, or why nothing did: said in every result
         style = "yellow" if result.sandbox.startswith("none") else "dim"
-        console.print(f"[{style}]sandbox:[/] {result.sandbox}", highlight=False)
+        console.print(Text.assemble(("sandbox:", style), f" {result.sandbox}"))
     if result.compile_baseline:
-        console.print(f"note: {result.compile_baseline}", highlight=False)
+        console.print(f"note: {result.compile_baseline}")
     for note in result.review:
-        console.print(f"[yellow]review:[/] {note}", highlight=False)
+        console.print(Text.assemble(("review:", "yellow"), f" {note}"))
     if result.cases:
-        columns = [
-            ("case", lambda c: " ".join(f"{k}={v}" for k, v in c.shape.items()) or "-"),
-            ("correct", lambda c: "yes" if c.correct else "[red]no[/]"),
-            ("max abs err", lambda c: f"{c.max_abs_err:.1e}" if c.max_abs_err is not None else "-"),
-            ("error / own", lambda c: f"{c.error_ratio:.2g}x" if c.error_ratio is not None else "-"),
-            ("KernelBench", lambda c: {True: "yes", False: "[red]no[/]", None: "-"}[c.kernelbench_correct]),
-            ("candidate ms", lambda c: _ms(c.t_candidate_ms)),
-            ("eager ms", lambda c: _ms(c.t_eager_ms)),
-            ("compile ms", lambda c: _ms(c.t_compile_ms)),
-            ("copy of its bytes ms", lambda c: _ms(c.t_copy_ms)),
-            ("speedup", lambda c: f"{c.speedup:.2f}x" if c.speedup else "-"),
-            ("graph speedup", lambda c: f"{c.speedup_graph:.2f}x" if c.speedup_graph else "-"),
-        ]
-        shown = [(name, f) for name, f in columns if any(f(c) != "-" for c in result.cases)]
-        table = Table(*[name for name, _ in shown])
-        for c in result.cases:
-            table.add_row(*[f(c) for _, f in shown])
-        console.print(table)
+        print_table(console, _cases_table(result))
     if result.interpreted:
         console.print("timing: not measured (Triton ran in its interpreter on the CPU)")
     elif result.speedup:
         console.print(
-            f"speedup (geometric mean over cases): [bold]{result.speedup:.3f}x[/]  fitness {result.fitness:.3f}"
+            Text.assemble(
+                "speedup (geometric mean over cases): ",
+                (f"{result.speedup:.3f}x", "bold"),
+                f"  fitness {result.fitness:.3f}: {against_baseline(result.speedup, result.baseline)}",
+            )
         )
     if result.profile:
-        console.print(f"profile: {_profile_line(result.profile)}", markup=False, highlight=False)
+        console.print(f"profile: {_profile_line(result.profile)}")
     stages = ", ".join(f"{k} {v:.2f}s" for k, v in result.stages.items())
     if stages:
-        console.print(f"stages: {stages}", highlight=False)
+        console.print(f"stages: {stages}")
     if not result.correct and result.log_tail.strip():
-        console.print("[dim]worker log (tail):[/]")
-        console.print(result.log_tail.strip()[-1500:], markup=False, highlight=False)
+        console.print(Text("worker log (tail):", style="dim"))
+        console.print(result.log_tail.strip()[-1500:])
+
+
+def _no(text: str) -> Text:
+    return Text(text, style="red" if text == "no" else "")
+
+
+def _cases_table(result: EvalResult) -> Table:
+    """One row per shape case; a column only where some case has a value."""
+    columns = [
+        ("case", lambda c: " ".join(f"{k}={v}" for k, v in c.shape.items()) or "-"),
+        ("correct", lambda c: "yes" if c.correct else "no"),
+        ("max abs err", lambda c: f"{c.max_abs_err:.1e}" if c.max_abs_err is not None else "-"),
+        ("error / own", lambda c: f"{c.error_ratio:.2g}x" if c.error_ratio is not None else "-"),
+        ("KernelBench", lambda c: {True: "yes", False: "no", None: "-"}[c.kernelbench_correct]),
+        ("candidate ms", lambda c: _ms(c.t_candidate_ms)),
+        ("eager ms", lambda c: _ms(c.t_eager_ms)),
+        ("compile ms", lambda c: _ms(c.t_compile_ms)),
+        ("copy of its bytes ms", lambda c: _ms(c.t_copy_ms)),
+        ("speedup", lambda c: f"{c.speedup:.2f}x" if c.speedup else "-"),
+        ("graph speedup", lambda c: f"{c.speedup_graph:.2f}x" if c.speedup_graph else "-"),
+    ]
+    shown = [(name, f) for name, f in columns if any(f(c) != "-" for c in result.cases)]
+    table = Table(*[name for name, _ in shown])
+    for c in result.cases:
+        table.add_row(*[_no(f(c)) for _, f in shown])
+    return table
 
 
 def _profile_line(profile: dict) -> str:

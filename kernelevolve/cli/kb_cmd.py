@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 from rich.console import Console
 from rich.markdown import Markdown
+from rich.text import Text
 
 from kernelevolve.cli.common import app, usage_error
 
@@ -37,5 +38,7 @@ def kb_search(
         console.print("no matching knowledge")
         return
     for sn in snippets:
-        console.print(f"[bold]{sn.path}[/] — {sn.heading}  (score {sn.score:.2f})", highlight=False)
+        console.print(
+            Text.assemble((str(sn.path), "bold"), f" — {sn.heading}  (score {sn.score:.2f})"), highlight=False
+        )
         console.print(Markdown(sn.text))

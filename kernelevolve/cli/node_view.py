@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from kernelevolve.cli.common import print_table
 from kernelevolve.report.node import LOG_LINES, llm_transcript, node_detail
 from kernelevolve.result import EvalResult
 from kernelevolve.store.models import Node, Run
@@ -112,7 +113,7 @@ def _evaluation(result: EvalResult, say: Any, console: Console) -> None:
         cells.append(_fmt(c.speedup, "x"))
         cells += [Text(c.reason or "-")] if reasons else []
         table.add_row(*cells)
-    console.print(table)
+    print_table(console, table)
 
 
 def _llm_call(call: dict[str, Any], say: Any, heading: Any) -> None:

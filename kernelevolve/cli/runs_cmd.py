@@ -8,7 +8,7 @@ from pathlib import Path
 
 import typer
 
-from kernelevolve.cli.common import EXIT_NOT_CORRECT, err, plain_console, usage_error
+from kernelevolve.cli.common import EXIT_NOT_CORRECT, err, literal, plain_console, usage_error
 from kernelevolve.cli.search_cmd import _open_store, runs_app
 from kernelevolve.store.store import StoreError
 
@@ -34,7 +34,7 @@ def rm_command(
     ctx: typer.Context,
     run_ids: list[str] = typer.Argument(..., help="run ids (or unique prefixes)"),
     yes: bool = typer.Option(False, "--yes", "-y", help="do not ask (needed when stdin is not a terminal)"),
-    runs_dir: Path | None = typer.Option(None, "--runs-dir", help="where runs live [default: runs]"),
+    runs_dir: Path | None = typer.Option(None, "--runs-dir", help=literal("where runs live [default: runs]")),
     db: str | None = typer.Option(None, "--db", help="SQLAlchemy URL of the store (default: SQLite in runs dir)"),
 ) -> None:
     """Delete runs: their records and their folders.

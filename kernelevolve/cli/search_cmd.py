@@ -6,9 +6,8 @@ import json
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
-from textwrap import shorten
 
 import typer
 from rich.console import Console
@@ -29,17 +28,22 @@ from kernelevolve.cli.common import (
     Correctness,
     Profile,
     Target,
+    against_baseline,
     app,
     err,
+    literal,
     plain_console,
+    print_table,
     usage_error,
 )
+from kernelevolve.eval.evaluator import Evaluator
 from kernelevolve.eval.evaluator import evaluators as make_evaluators
 from kernelevolve.platforms import default_target
 from kernelevolve.problem.problem import ProblemError
 from kernelevolve.search import session
-from kernelevolve.search.driver import Progress
+from kernelevolve.search.driver import Progress, one_line
 from kernelevolve.search.graph import Graph
+from kernelevolve.search.ports import Propose
 from kernelevolve.search.session import Limits, LLMSettings, RunSpec, SessionError
 from kernelevolve.search.strategies import STRATEGIES
 from kernelevolve.store.models import Run
@@ -83,14 +87,14 @@ def display(console: Console) -> Iterator[Callable[[Progress], None]]:
         if p.message and p.message != last[0]:
             last[0] = p.message
             best = f"{p.best_fitness:.3f}" if p.best_fitness else "-"
-            console.print(f"[{p.nodes}/{p.budget}] {p.message} | best {best} | {p.elapsed_s:.0f} s", highlight=False)
+            console.print(f"[{p.nodes}/{p.budget}] {p.message} | best {best} | {p.elapsed_s:.0f} s")
 
     yield line
 
 
 def _summary(store: Store, run: Run, console: Console, top: int = 5, every: bool = False) -> None:
-    """The best correct nodes (with `every`: all nodes in order, failed ones with their reason) and the lineage of
-    the best, nodes numbered within their run."""
+    """The best correct nodes (with `every`: all nodes in order, failed ones with their reason), the lineage of
+    the best and its speedup in words, nodes numbered within their run."""
     rows = store.nodes(run.id)
     graph = Graph.from_store(rows)
     step = {r.id: r.step for r in rows}
@@ -110,132 +114,230 @@ def _summary(store: Store, run: Run, console: Console, top: int = 5, every: bool
             n.status,
             f"{n.fitness:.3f}" if n.fitness else "-",
             f"{n.speedup:.3f}x" if n.speedup else "-",
-            Text(json.dumps(n.params)),
+            json.dumps(n.params),
         ]
         if every:
-            cells.append(Text(shorten(reason[n.id], 100, placeholder=" ...") or "-"))
+            cells.append(one_line(reason[n.id], 100) or "-")
         table.add_row(*cells)
-    console.print(table)
+    print_table(console, table)
     best = graph.best()
     if best:
         lineage = " <- ".join(f"{num(i)} ({graph.nodes[i].operator})" for i in graph.ancestors(best.id))
-        console.print(f"lineage of the best: {lineage}", highlight=False)
+        console.print(f"lineage of the best: {lineage}")
+        baseline = json.loads(run.config).get("baseline", "eager")
+        if best.speedup:
+            console.print(f"best: node {num(best.id)}, {against_baseline(best.speedup, baseline)}")
     failed = len(rows) - len(graph.correct())
     if failed and not every:
         where = "" if store.runs_dir == Path("runs") else f" --runs-dir {store.runs_dir}"
         console.print(
-            f"{failed} of {len(rows)} nodes not correct: `kernelevolve show {run.id}{where} --all` lists every node, "
-            f"`--node N` shows one",
-            highlight=False,
-            markup=False,
+            f"{failed} of {len(rows)} nodes not correct: `kernelevolve show {run.id}{where} --all` lists every node "
+            f"with its reason, `--node N` shows one in full"
         )
+
+
+# optimize's options, one constant each, so that the command's signature reads as a list.
+PROBLEM = typer.Argument(None, help="problem file (not needed with --resume)")
+SEED = typer.Option(None, "--seed", help="starting kernel (a candidate file); needed without --llm")
+START = typer.Option(
+    [], "--start", help="another starting kernel, evaluated after the seed (repeatable): one for some shapes"
+)
+STRATEGY = typer.Option("greedy", help=f"search strategy: {', '.join(STRATEGIES)}")
+BUDGET = typer.Option(
+    None, min=1, help=literal("nodes in the run, the seed included [default: 20; a resumed run: its own]")
+)
+TIME = typer.Option(None, "--time", help="search wall-time limit in seconds")
+STALL = typer.Option(None, help="stop after this many nodes without improvement")
+TARGET_SPEEDUP = typer.Option(None, "--target-speedup", help="stop once this speedup is reached")
+TARGET = typer.Option(None, help="cpu, cuda or rocm; default cuda when a GPU is present")
+RESUME = typer.Option(None, "--resume", help="continue this run")
+JSON = typer.Option(False, "--json", help="print one JSON object on stdout at the end")
+TIMEOUT = typer.Option(300.0, help="per-evaluation wall-clock limit in seconds")
+COMPILE_TIMEOUT = typer.Option(
+    600.0, help="per-evaluation limit on compiles (C++/CUDA extension builds, torch.compile), in seconds"
+)
+TRIALS = typer.Option(3, min=1, help="correctness trials per shape case")
+BASELINE = typer.Option(Baseline.eager, help="the baseline fitness is measured against")
+NO_COMPILE_BASELINE = typer.Option(False, "--no-compile-baseline", help="skip the torch.compile baseline")
+RNG_SEED = typer.Option(0, "--rng-seed", help="seed of the strategy's and operator's choices")
+DEVICES = typer.Option("0", help="GPU indices to evaluate on, one worker each (e.g. 0,1,2,3)")
+LLM_BASE_URL = typer.Option(
+    None, "--llm-base-url", envvar="KERNELEVOLVE_LLM_BASE_URL", help="endpoint of an OpenAI-compatible server"
+)
+MAX_COST = typer.Option(None, "--max-cost", help="stop when LLM calls have cost this many USD")
+PRICES = typer.Option(None, "--prices", help="JSON price table (USD per million tokens)")
+DRAFT_STEPS = typer.Option(3, help="LLM steps that draft independent kernels before refining")
+DRY_RUN = typer.Option(False, "--dry-run", help="write the first prompt to a file and exit")
+AGENT = typer.Option(False, "--agent", help="agentic mode: the model reads, edits and checks before submitting")
+AGENT_BUDGET = typer.Option(8, help="with --agent: commands per step")
+WARM_START = typer.Option(
+    True, "--warm-start/--no-warm-start", help="start from the best kernels of similar earlier problems"
+)
+PROFILE = typer.Option(Profile.auto, help=PROFILE_HELP)
+REPORT = typer.Option(False, "--report", help="when the run ends, write its HTML report to RUNS_DIR/RUN/report.html")
+
+
+@dataclass(frozen=True)
+class NewRun:
+    """What optimize's options say of a run that is not resumed (search/session.py RunSpec)."""
+
+    problem: Path | None
+    seed: Path | None
+    starts: tuple[Path, ...]
+    target: Target | None
+    strategy: str
+    trials: int
+    baseline: Baseline
+    compile_baseline: bool
+    rng_seed: int
+    correctness: Correctness
+    allow_tf32: bool
+
+    def spec(self, llm: tuple[str, ...]) -> RunSpec:
+        if self.problem is None:
+            raise SessionError("optimize needs PROBLEM (or --resume RUN)")
+        target = (self.target.value if self.target else None) or default_target()
+        return RunSpec(
+            self.problem,
+            self.seed,
+            self.starts,
+            target,
+            self.strategy,
+            self.trials,
+            self.baseline.value,
+            self.compile_baseline,
+            self.rng_seed,
+            llm,
+            correctness=self.correctness.value,
+            allow_tf32=self.allow_tf32,
+        )
+
+
+@dataclass(frozen=True)
+class Steering:
+    """How the search is run, none of it part of the run's identity."""
+
+    devices: str
+    timeout: float
+    compile_timeout: float
+    draft_steps: int
+    profile: Profile
+    warm_start: bool
+    max_inflight: int | None
 
 
 @app.command("optimize")
 def optimize_command(
-    problem: Path | None = typer.Argument(None, help="problem file (not needed with --resume)"),
-    seed: Path | None = typer.Option(None, "--seed", help="starting kernel (a candidate file); needed without --llm"),
-    start: list[Path] = typer.Option(
-        [],
-        "--start",
-        help="another starting kernel, evaluated after the seed (repeatable): one for some shapes",
-    ),
-    strategy: str = typer.Option("greedy", help=f"search strategy: {', '.join(STRATEGIES)}"),
-    budget: int | None = typer.Option(
-        None, min=1, help="nodes in the run, the seed included [default: 20; a resumed run: its own]"
-    ),
-    time_limit: float | None = typer.Option(None, "--time", help="search wall-time limit in seconds"),
-    stall: int | None = typer.Option(None, help="stop after this many nodes without improvement"),
-    target_speedup: float | None = typer.Option(None, "--target-speedup", help="stop once this speedup is reached"),
-    target: Target | None = typer.Option(None, help="cpu, cuda or rocm; default cuda when a GPU is present"),
+    problem: Path | None = PROBLEM,
+    seed: Path | None = SEED,
+    start: list[Path] = START,
+    strategy: str = STRATEGY,
+    budget: int | None = BUDGET,
+    time_limit: float | None = TIME,
+    stall: int | None = STALL,
+    target_speedup: float | None = TARGET_SPEEDUP,
+    target: Target | None = TARGET,
     runs_dir: Path = RUNS_DIR,
     db: str | None = DB,
-    resume: str | None = typer.Option(None, "--resume", help="continue this run"),
-    as_json: bool = typer.Option(False, "--json", help="print one JSON object on stdout at the end"),
-    timeout: float = typer.Option(300.0, help="per-evaluation wall-clock limit in seconds"),
-    compile_timeout: float = typer.Option(
-        600.0, help="per-evaluation limit on compiles (C++/CUDA extension builds, torch.compile), in seconds"
-    ),
-    trials: int = typer.Option(3, min=1, help="correctness trials per shape case"),
-    baseline: Baseline = typer.Option(Baseline.eager, help="the baseline fitness is measured against"),
-    no_compile_baseline: bool = typer.Option(False, "--no-compile-baseline", help="skip the torch.compile baseline"),
-    rng_seed: int = typer.Option(0, "--rng-seed", help="seed of the strategy's and operator's choices"),
-    devices: str = typer.Option("0", help="GPU indices to evaluate on, one worker each (e.g. 0,1,2,3)"),
+    resume: str | None = RESUME,
+    as_json: bool = JSON,
+    timeout: float = TIMEOUT,
+    compile_timeout: float = COMPILE_TIMEOUT,
+    trials: int = TRIALS,
+    baseline: Baseline = BASELINE,
+    no_compile_baseline: bool = NO_COMPILE_BASELINE,
+    rng_seed: int = RNG_SEED,
+    devices: str = DEVICES,
     llm: list[str] = LLM,
     llm_timeout: float = LLM_TIMEOUT,
     max_inflight: int | None = MAX_INFLIGHT,
-    llm_base_url: str | None = typer.Option(
-        None, "--llm-base-url", envvar="KERNELEVOLVE_LLM_BASE_URL", help="endpoint of an OpenAI-compatible server"
-    ),
-    max_cost: float | None = typer.Option(None, "--max-cost", help="stop when LLM calls have cost this many USD"),
+    llm_base_url: str | None = LLM_BASE_URL,
+    max_cost: float | None = MAX_COST,
     # Limits not given again on a resume (--resume, or the same command re-run) are the run's own.
-    prices: Path | None = typer.Option(None, "--prices", help="JSON price table (USD per million tokens)"),
-    draft_steps: int = typer.Option(3, help="LLM steps that draft independent kernels before refining"),
-    dry_run: bool = typer.Option(False, "--dry-run", help="write the first prompt to a file and exit"),
-    agent: bool = typer.Option(
-        False, "--agent", help="agentic mode: the model reads, edits and checks before submitting"
-    ),
-    agent_budget: int = typer.Option(8, help="with --agent: commands per step"),
-    warm_start: bool = typer.Option(
-        True, "--warm-start/--no-warm-start", help="start from the best kernels of similar earlier problems"
-    ),
-    profile: Profile = typer.Option(Profile.auto, help=PROFILE_HELP),
+    prices: Path | None = PRICES,
+    draft_steps: int = DRAFT_STEPS,
+    dry_run: bool = DRY_RUN,
+    agent: bool = AGENT,
+    agent_budget: int = AGENT_BUDGET,
+    warm_start: bool = WARM_START,
+    profile: Profile = PROFILE,
     correctness: Correctness = CORRECTNESS,
     allow_tf32: bool = ALLOW_TF32,
-    report: bool = typer.Option(
-        False, "--report", help="when the run ends, write its HTML report to RUNS_DIR/RUN/report.html"
-    ),
+    report: bool = REPORT,
 ) -> None:
     """Search for a faster kernel from --seed (tune operator) and/or with an LLM; resumable at any point."""
     store = _open_store(runs_dir, db)
     limits = Limits(budget, time_limit, stall, target_speedup, max_cost)
     settings = LLMSettings(llm_base_url, prices, llm_timeout, agent_budget if agent else 0)
+    new = NewRun(
+        problem, seed, tuple(start), target, strategy, trials, baseline, not no_compile_baseline, rng_seed,
+        correctness, allow_tf32,
+    )  # fmt: skip
+    steering = Steering(devices, timeout, compile_timeout, draft_steps, profile, warm_start, max_inflight)
     try:
-        if resume:
-            spec = session.stored_spec(store, resume)
-            spec = replace(spec, llm=tuple(llm)) if llm else spec
-        elif problem is None:
-            raise SessionError("optimize needs PROBLEM (or --resume RUN)")
-        else:
-            spec = RunSpec(
-                problem,
-                seed,
-                tuple(start),
-                (target.value if target else None) or default_target(),
-                strategy,
-                trials,
-                baseline.value,
-                not no_compile_baseline,
-                rng_seed,
-                tuple(llm),
-                correctness=correctness.value,
-                allow_tf32=allow_tf32,
-            )
+        spec = _spec(store, resume, new, tuple(llm))
         if dry_run:
-            name, prompt = session.first_prompt(store, spec, settings, warm_start=warm_start, profile=profile.value)
-            path = runs_dir / f"prompt-{name}.md"
-            try:
-                path.write_text(prompt)
-            except OSError as e:
-                why = f"cannot write the prompt to {path}: {e.strerror}; pass a writable --runs-dir"
-                raise SessionError(why) from e
-            err.print(f"wrote the first prompt to {path}; nothing was called")
-            raise typer.Exit(0)
-        opened = session.open_run(store, spec, limits, run_id=resume)
-        operator = session.llm_operator(opened, settings)
-        try:
-            evaluators = make_evaluators(spec.target, devices, timeout_s=timeout, compile_timeout_s=compile_timeout)
-        except ValueError as e:
-            raise SessionError(str(e)) from None
+            _dry_run(store, spec, settings, runs_dir, steering)
+        opened, operator, evaluators = _start(store, spec, limits, settings, steering, resume)
     except SessionError as e:
         raise usage_error(str(e)) from None
+    outcome = _search(opened, operator, evaluators, steering, runs_dir)
+    _finished(store, opened.run, outcome, report, as_json)
+
+
+def _spec(store: Store, resume: str | None, new: NewRun, llm: tuple[str, ...]) -> RunSpec:
+    """The resumed run's spec (with the models given now, if any), else the new run's."""
+    if not resume:
+        return new.spec(llm)
+    spec = session.stored_spec(store, resume)
+    return replace(spec, llm=llm) if llm else spec
+
+
+def _dry_run(store: Store, spec: RunSpec, settings: LLMSettings, runs_dir: Path, steering: Steering) -> None:
+    """Write the first prompt to RUNS_DIR/prompt-NAME.md and exit: nothing is called."""
+    name, prompt = session.first_prompt(
+        store, spec, settings, warm_start=steering.warm_start, profile=steering.profile.value
+    )
+    path = runs_dir / f"prompt-{name}.md"
+    try:
+        path.write_text(prompt)
+    except OSError as e:
+        raise SessionError(f"cannot write the prompt to {path}: {e.strerror}; pass a writable --runs-dir") from e
+    err.print(f"wrote the first prompt to {path}; nothing was called")
+    raise typer.Exit(0)
+
+
+def _start(
+    store: Store, spec: RunSpec, limits: Limits, settings: LLMSettings, steering: Steering, resume: str | None
+) -> tuple[session.Session, Propose | None, list[Evaluator]]:
+    """The run opened, its model's operator and its evaluators; a run that cannot start is marked failed."""
+    opened = session.open_run(store, spec, limits, run_id=resume)
+    with session.starting(opened):
+        operator = session.llm_operator(opened, settings)
+        try:
+            evaluators = make_evaluators(
+                spec.target, steering.devices, timeout_s=steering.timeout, compile_timeout_s=steering.compile_timeout
+            )
+        except ValueError as e:
+            raise SessionError(str(e)) from None
     what = f"run {opened.run.id} " + (f"resumed ({opened.stored_nodes} nodes stored)" if opened.resumed else "started")
     using = (
         f"LLM {', '.join(spec.llm)} and the tune operator"
         if spec.llm
         else "no LLM configured: using the tune operator only"
     )
-    err.print(f"{what}; {using}", highlight=False)
+    err.print(f"{what}; {using}")
+    return opened, operator, evaluators
+
+
+def _search(
+    opened: session.Session,
+    operator: Propose | None,
+    evaluators: list[Evaluator],
+    steering: Steering,
+    runs_dir: Path,
+) -> session.RunOutcome:
+    """The search with its progress display, then what it leaves behind (session.finish); Ctrl-C exits 130."""
     console = plain_console(stderr=True)
     try:
         with display(console) as update:
@@ -243,17 +345,17 @@ def optimize_command(
                 opened,
                 evaluators,
                 llm=operator,
-                draft_steps=draft_steps,
-                profile=profile.value,
-                warm_start=warm_start,
+                draft_steps=steering.draft_steps,
+                profile=steering.profile.value,
+                warm_start=steering.warm_start,
                 on_update=update,
-                max_inflight=max_inflight,
+                max_inflight=steering.max_inflight,
             )
             for note in opened.notes:
-                err.print(note, highlight=False)
+                err.print(note)
             reason = driver.run_search()
         with console.status("finishing: lessons, and the best kernel against torch.compile where it was not timed"):
-            outcome = session.finish(opened, reason, evaluators[0])
+            return session.finish(opened, reason, evaluators[0])
     except ProblemError as e:
         raise usage_error(str(e)) from None
     except KeyboardInterrupt:
@@ -262,22 +364,27 @@ def optimize_command(
     finally:
         for ev in evaluators:
             ev.close()
+
+
+def _finished(store: Store, run: Run, outcome: session.RunOutcome, report: bool, as_json: bool) -> None:
+    """Why it stopped, the report if asked, then the summary (or the JSON object); exits 1 without a result."""
     if outcome.waiting:
-        err.print(f"waiting: {reason}; run the same command again once the answers are there", highlight=False)
+        err.print(f"waiting: {outcome.stop_reason}; run the same command again once the answers are there")
     else:
-        err.print(f"stopped: {reason}", highlight=False)
+        err.print(f"stopped: {outcome.stop_reason}")
     if report:
-        _write_report(store, opened.run)
+        _write_report(store, run)
     if as_json:
         sys.stdout.write(json.dumps(outcome.to_json()) + "\n")
     else:
-        _summary(store, opened.run, Console())
+        out = plain_console()
+        _summary(store, run, out)
         if outcome.final is not None:
             ratio = outcome.best_speedup_compile
             shown = (
                 f"{ratio:.3g}x" if ratio else f"not measured ({outcome.final.compile_baseline or outcome.final.reason})"
             )
-            Console().print(f"best kernel against torch.compile: {shown}", highlight=False)
+            out.print(f"best kernel against torch.compile: {shown}")
     raise typer.Exit(0 if outcome.best_node is not None or outcome.waiting else 1)
 
 
@@ -290,7 +397,7 @@ def _write_report(store: Store, run: Run) -> None:
     except ReportError as e:
         err.print(f"note: the report was not written: {e}; `kernelevolve report {run.id} --out FILE` writes it")
         return
-    err.print(f"wrote the report {path}", highlight=False)
+    err.print(f"wrote the report {path}")
 
 
 # `kernelevolve runs` lists; its subcommands (`runs rm`, cli/runs_cmd.py) act on runs.
@@ -313,7 +420,7 @@ def runs_command(ctx: typer.Context, runs_dir: Path = RUNS_DIR, db: str | None =
         table.add_row(
             name, run.platform, config.get("strategy", "-"), run.status, str(n), f"{best:.3f}" if best else "-", run.id
         )
-    Console().print(table)
+    print_table(plain_console(), table)
 
 
 @app.command("show")
@@ -351,18 +458,18 @@ def show_command(
         if prompt:
             from kernelevolve.cli.node_view import show_prompt
 
-            show_prompt(store, run, row, Console())
+            show_prompt(store, run, row, plain_console())
             return
-        show_node(store, run, row, Console())
+        show_node(store, run, row, plain_console())
         return
     if prompt:
         raise usage_error("--prompt shows one node's prompt: give --node N")
-    Console().print(
+    out = plain_console()
+    out.print(
         f"problem {run.problem_path}  platform {run.platform}  status {run.status}"
-        + (f"  ({run.stop_reason})" if run.stop_reason else ""),
-        highlight=False,
+        + (f"  ({run.stop_reason})" if run.stop_reason else "")
     )
-    _summary(store, run, Console(), top, every)
+    _summary(store, run, out, top, every)
     usage = store.llm_usage(run.id)
     if usage:
         table = Table(
@@ -377,7 +484,7 @@ def show_command(
         )
         for model, u in usage.items():
             table.add_row(
-                Text(model or "(unreached)"),  # as written: no emoji for `vllm:x:`
+                model or "(unreached)",
                 str(int(u["calls"])),
                 str(int(u["failed"])),
                 str(int(u["prompt_tokens"])),
@@ -385,7 +492,7 @@ def show_command(
                 f"{u['cost']:.4f}",
                 f"{u['latency_s'] / u['calls']:.2f}",
             )
-        Console().print(table)
+        print_table(out, table)
 
 
 @app.command("export")
@@ -408,8 +515,5 @@ def export_command(
         raise usage_error(str(e)) from None
     step = {n.id: n.step for n in store.nodes(run.id)}
     for i, c in enumerate(choices):
-        err.print(
-            f"case {i} {c.shape}: " + (f"node {step[c.node]} ({c.speedup:.2f}x)" if c.node else "reference"),
-            highlight=False,
-        )
+        err.print(f"case {i} {c.shape}: " + (f"node {step[c.node]} ({c.speedup:.2f}x)" if c.node else "reference"))
     err.print(f"wrote {out}")

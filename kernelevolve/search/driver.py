@@ -18,7 +18,6 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from textwrap import shorten
 
 from kernelevolve.agents.context import MemoryAgent, analyse_step
 from kernelevolve.eval import environment
@@ -86,6 +85,12 @@ class SearchConfig:
     # A node about to become the best is evaluated again (fresh inputs, fresh timing) and keeps the lower of the
     # two: one lucky measurement on a noisy host never decides the search's winner.
     confirm_best: bool = True
+
+
+def one_line(text: str, width: int = 200) -> str:
+    """Text from a compiler, a kernel or a model on one line of at most `width` characters."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 4] + " ..."
 
 
 def confirmed(first: EvalResult, again: EvalResult) -> EvalResult:
@@ -183,6 +188,9 @@ class Driver:
         self.inflight_hashes: set[str] = set()
         self.inflight_drafts = 0
         self._tune_idle = False  # the tune operator found nothing new; a new node may give it something
+        self._tune_spent: set[int] = set()  # nodes whose every setting the tune operator has tried
+        self._tune_stop = ""  # what it said the last time it found nothing
+        self._has_tunables: dict[int, bool] = {}
         self.inflight_parents: Counter = Counter()  # parents of the LLM steps in flight: never debugged twice at once
         self._unusable_cache: dict[int, bool] = {}
         calls = store.llm_calls(run.id)
@@ -288,11 +296,42 @@ class Driver:
         selection = self.strategy.select(self.graph)
         if selection is None:
             return None
-        tunable = self.tune is not None and not self._tune_idle and has_tunables(self._source(selection.parents[0]))
-        if model is None:
-            return (self.tune, self._request(self.tune, selection)) if tunable else None
+        if model is None:  # parameter steps only: on another parent where the strategy's has nothing to tune
+            selection = self._tune_parent(selection) if self.tune is not None else None
+            return None if selection is None else (self.tune, self._request(self.tune, selection))
+        tunable = self.tune is not None and not self._tune_idle and self._tunable(selection.parents[0])
         op = self.tune if tunable and self.rng.random() < self.config.tune_p else model
         return op, self._request(op, selection)
+
+    def _tunable(self, node_id: int) -> bool:
+        """Whether a parameter step on this node may find something: it has TUNABLES (or launch parameters to
+        infer), and the tune operator has not tried every setting of them."""
+        if node_id not in self._has_tunables:
+            self._has_tunables[node_id] = has_tunables(self._source(node_id))
+        return self._has_tunables[node_id] and node_id not in self._tune_spent
+
+    def _tune_parent(self, selection: Selection) -> Selection | None:
+        """The strategy's selection, or where its first parent has nothing left to tune, the best correct node
+        that has; None when no node has."""
+        if self._tunable(selection.parents[0]):
+            return selection
+        tunable = [n for n in self.graph.correct() if self._tunable(n.id)]
+        if not tunable:
+            return None
+        best = max(tunable, key=lambda n: n.score)
+        return Selection([best.id], best.island)
+
+    def _nothing_to_propose(self) -> str:
+        """Why no step can be proposed, and, where no kernel had anything to tune, what to do about it."""
+        if self._tune_stop:
+            return self._tune_stop
+        if self.llm is None and self.tune is not None:
+            return (
+                "nothing to tune: no correct kernel of the run has TUNABLES (module-level integer constants, "
+                'e.g. TUNABLES = {"BLOCK": [64, 128, 256]} for BLOCK = 128, that the tune operator sets); add them '
+                "to the seed, or give a model (--llm)"
+            )
+        return "search space exhausted: nothing new to propose"
 
     def _debug_target(self) -> int | None:
         """The most promising failure no step has built on yet: with a correct node, a failing child of a parent
@@ -391,6 +430,7 @@ class Driver:
 
     def _reselect(self, op: Propose) -> Request | None:
         selection = self.strategy.select(self.graph)
+        selection = self._tune_parent(selection) if selection else None
         return self._request(op, selection) if selection else None
 
     # ---- steps ----
@@ -440,7 +480,7 @@ class Driver:
                 await asyncio.sleep(wait)
                 first = result
                 result = await self._evaluate_once(path, free)
-                why = shorten(first.reason, 300)
+                why = one_line(first.reason, 300)
                 result.review.append(f"evaluated again ({attempt} of {MACHINE_RETRIES}) after a harness_limit: {why}")
             return StepOutcome(op, proposal, result, time.monotonic() - t0)
         finally:
@@ -562,13 +602,18 @@ class Driver:
             note = outcome.proposal.note or outcome.proposal.stop
             self._refresh(f"{outcome.proposal.operator} step produced no candidate: {note[:120]}")
             return None
-        review = outcome.result.review if outcome.result is not None else []
-        self._refresh(
-            f"node {self.steps[node.id]} ({node.operator}): {node.status}"
-            + (f" {node.fitness:.3f}" if node.fitness else "")
-            + (f" (review: {shorten(review[0], 200, placeholder=' ...')})" if review else "")
-        )
+        self._refresh(self._node_line(node, outcome.result))
         return node
+
+    def _node_line(self, node: GraphNode, result: EvalResult | None, again: bool = False) -> str:
+        """'node 3 (tune): ok 1.234', with the first review note of a correct node, the reason of a failed one,
+        each on one line (`show RUN --node N` has them in full)."""
+        line = f"node {self.steps[node.id]} ({node.operator}): {node.status}" + (" (evaluated again)" if again else "")
+        if result is not None and not result.correct:
+            return line + (f": {one_line(result.reason)}" if result.reason else "")
+        review = result.review if result is not None else []
+        fitness = f" {node.fitness:.3f}" if node.fitness else ""
+        return line + fitness + (f" (review: {one_line(review[0])})" if review else "")
 
     async def _evaluate_roots(self, free: asyncio.Queue) -> None:
         """Each root not yet in the run; one stored with a MACHINE_STATUSES outcome is evaluated again (a resume
@@ -584,7 +629,7 @@ class Driver:
                 self.store.replace_result(again.id, outcome.result, outcome.wall_s)
                 again.status, again.correct = outcome.result.status.value, outcome.result.correct
                 again.fitness, again.speedup = outcome.result.fitness, outcome.result.speedup
-                self._refresh(f"node {self.steps[again.id]} ({again.operator}): {again.status} (evaluated again)")
+                self._refresh(self._node_line(again, outcome.result, again=True))
             elif h not in self._known():
                 self._refresh(root.message)
                 self._commit_and_report(await self._evaluate(None, proposal, free))
@@ -618,7 +663,7 @@ class Driver:
                             break
                         reason = self._waiting_reason()
                         break
-                    reason = "search space exhausted: nothing new to propose"
+                    reason = self._nothing_to_propose()
                     break
                 op, request = step
                 if op is self.llm:
@@ -630,12 +675,11 @@ class Driver:
                     task.parents = request.parents  # type: ignore[attr-defined]
                 else:  # a parameter step is proposed here, at once: the next one then knows it
                     proposal = op.propose(request)
-                    if proposal.source is None and self.llm is not None:
-                        self._tune_idle = True  # the model still can: no parameter step until a new node
+                    if proposal.source is None:  # that parent's settings are all tried: another, or the model
+                        self._tune_spent.update(proposal.parents[:1])
+                        self._tune_stop = proposal.stop or proposal.note
+                        self._tune_idle = self.llm is not None  # no parameter step until a new node
                         continue
-                    if proposal.source is None:
-                        reason = proposal.stop or proposal.note or "search space exhausted: nothing new to propose"
-                        break
                     self.inflight_hashes.add(proposal.source_hash)
                     task = asyncio.create_task(self._evaluate(op, proposal, free))
                 self._tasks.add(task)

@@ -133,6 +133,10 @@ TEMPLATE = '''"""KernelEvolve export of run {run} for {problem}.
 Shape-aware dispatch: each shape case below runs the fastest correct kernel measured on it; cases where no
 kernel beat the baseline, and every other shape, run the PyTorch reference.
 
+A drop-in for the problem's Model: ModelNew is a Model (its parameters under the same names, so Model's
+state_dict loads into it), and each kernel uses those same parameter tensors, so weights set or loaded later
+reach every path.
+
 {table}
 """
 
@@ -162,22 +166,46 @@ def _module(name, source):
     return module
 
 
-class ModelNew(nn.Module):
+def _share(model, kernel):
+    # The kernel's parameters and buffers that the model has under the same name and shape become the model's own.
+    for kind, ours in (("_parameters", dict(model.named_parameters())), ("_buffers", dict(model.named_buffers()))):
+        theirs = kernel.named_parameters() if kind == "_parameters" else kernel.named_buffers()
+        for name, tensor in list(theirs):
+            own = ours.get(name)
+            if own is not None and own.shape == tensor.shape and own.dtype == tensor.dtype:
+                owner, _, leaf = name.rpartition(".")
+                getattr(kernel.get_submodule(owner), kind)[leaf] = own
+
+
+class ModelNew(_module("kernelevolve_reference", _REFERENCE).Model):
     def __init__(self, *args, **kwargs):
-        super().__init__()
-        self.reference = _module("kernelevolve_reference", _REFERENCE).Model(*args, **kwargs)
-        self.kernels = nn.ModuleDict()
+        super().__init__(*args, **kwargs)
+        self.kernelevolve_kernels = {{}}  # a plain dict: the kernels' tensors are the model's, not in its state_dict
         for node, source in _KERNELS.items():
             kernel = _module(f"kernelevolve_node_{{node}}", source).ModelNew(*args, **kwargs)
-            kernel.load_state_dict(self.reference.state_dict(), strict=False)
-            self.kernels[str(node)] = kernel
+            _share(self, kernel)
+            self.kernelevolve_kernels[str(node)] = kernel
+
+    def _apply(self, fn, *args, **kwargs):
+        # .to(), .cuda(), .half(): the kernels' own tensors too; buffers are replaced by a conversion, so shared again.
+        super()._apply(fn, *args, **kwargs)
+        for kernel in getattr(self, "kernelevolve_kernels", {{}}).values():  # none yet while Model.__init__ runs
+            kernel._apply(fn, *args, **kwargs)
+            _share(self, kernel)
+        return self
+
+    def train(self, mode=True):
+        super().train(mode)
+        for kernel in getattr(self, "kernelevolve_kernels", {{}}).values():
+            kernel.train(mode)
+        return self
 
     def forward(self, *inputs):
         key = tuple((tuple(x.shape), str(x.dtype)) if isinstance(x, torch.Tensor) else repr(x) for x in inputs)
         node = next((n for pattern, n in _DISPATCH if _matches(pattern, key)), None)
         if node is None:
-            return self.reference(*inputs)
-        return self.kernels[str(node)](*inputs)
+            return super().forward(*inputs)
+        return self.kernelevolve_kernels[str(node)](*inputs)
 
 
 {matches}'''

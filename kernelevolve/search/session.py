@@ -12,7 +12,8 @@ from __future__ import annotations
 import hashlib
 import json
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -233,6 +234,21 @@ def _hold(store: Store, run_id: str) -> None:
         raise SessionError(str(e)) from None
     except OSError as e:
         raise SessionError(f"cannot lock run {run_id} under {store.runs_dir}: {e.strerror or e}") from None
+
+
+@contextmanager
+def starting(session: Session) -> Iterator[Session]:
+    """What must work before the search starts (the model's client and its key, the evaluators): on a failure a
+    new run is marked `failed` with the reason, so `runs` and `serve` show no search that is not there, and the
+    run is released (docs/cli.md, "Stopping")."""
+    try:
+        yield session
+    except BaseException as e:
+        if not session.resumed:
+            reason = f"did not start: {str(e) or type(e).__name__}"
+            session.store.update_run(session.run.id, status="failed", stop_reason=reason)
+        run_lock.release(session.store.runs_dir / session.run.id)
+        raise
 
 
 def llm_operator(session: Session, settings: LLMSettings) -> Propose | None:

@@ -159,3 +159,13 @@ def test_the_wire_and_the_rules_import_nothing_of_the_package():
     graph = _graph()
     for name in ("kernelevolve.eval.wire", "kernelevolve.eval.rules"):
         assert not {d for d in graph[name] if d.startswith("kernelevolve")}, name
+
+
+def test_no_function_in_the_package_is_over_80_lines():
+    """A function that long does several jobs (the knowledge base's code samples aside)."""
+    long = []
+    for name, path in _modules().items():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.end_lineno - node.lineno >= 80:
+                long.append(f"{name}.{node.name}: {node.end_lineno - node.lineno + 1} lines")
+    assert not long, long

@@ -15,7 +15,8 @@ import random
 import sys
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
@@ -202,10 +203,10 @@ def lower_baselines(result: CaseResult, theirs: dict[str, float], judged: dict[s
     """GPU, the candidate in its own process: each baseline's time (eager, torch.compile) becomes the lower of its
     median there (`theirs`) and the judge's (`judged`), so the speedup never counts a baseline that process made
     slower; past BESIDE_FACTOR apart the case says so in `review`."""
-    for name, field in (("eager", "t_eager_ms"), ("compile", "t_compile_ms")):
-        if name not in theirs or name not in judged or getattr(result, field) is None:
+    for name, attr in (("eager", "t_eager_ms"), ("compile", "t_compile_ms")):
+        if name not in theirs or name not in judged or getattr(result, attr) is None:
             continue
-        setattr(result, field, min(theirs[name], judged[name]))
+        setattr(result, attr, min(theirs[name], judged[name]))
         if theirs[name] > speed.BESIDE_FACTOR * judged[name]:
             what = "the reference" if name == "eager" else "the torch.compile baseline"
             g.review.append(
@@ -541,6 +542,55 @@ def run_job(
         host.close(reap=False)
 
 
+class _Stop(Exception):
+    """A stage ends the evaluation: the result as it stands, failed with this status and reason (one path out)."""
+
+    def __init__(self, status: Status, reason: str) -> None:
+        super().__init__(reason)
+        self.status, self.reason = status, reason
+
+
+@dataclass
+class _Judging:
+    """One job's state as it passes the judge's stages: what each stage found that the later ones need."""
+
+    job: EvalJob
+    report: _Stages
+    host: InProcess | Remote
+    device: torch.device
+    result: EvalResult
+    source: str
+    t0: float  # when the judge began: the load stage counts from here
+    stages: dict[str, float] = field(default_factory=dict)
+    module: Any = None  # the problem, executed
+    dtype: Any = None
+    prepared: list[PreparedCase] = field(default_factory=list)
+    defaults: dict[str, Any] = field(default_factory=dict)
+    timer: Timer | None = None
+    peaks: Any = None
+    use_compile: bool = False
+    require_kernel: bool = False
+    guard: Guard | None = None
+    watched: dict[str, Any] = field(default_factory=dict)
+    before: Any = None  # fingerprints and precision state taken before the candidate loaded
+    models: list[torch.nn.Module] = field(default_factory=list)
+
+    @contextlib.contextmanager
+    def timed(self, name: str) -> Iterator[None]:
+        """The one stage clock: its wall seconds land in `stages[name]`, failed or not."""
+        t = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.stages[name] = time.perf_counter() - t
+
+    def tampered(self, case: dict[str, Any]) -> None:
+        """The integrity check after a case: raises _Stop where anything the harness relies on changed."""
+        found = _tampered(self.module, case, self.defaults, self.before, self.watched, self.host)
+        if found:
+            raise _Stop(Status.REJECTED, _tamper_reason(found))
+
+
 def _judge(
     job: EvalJob,
     report: _Stages,
@@ -549,8 +599,8 @@ def _judge(
     host: InProcess | Remote,
     device: torch.device,
 ) -> EvalResult:
-    platform = get_platform(job.target)
-    stages: dict[str, float] = {}
+    """The judge's stages, in order: load (phase A, trusted), the policy, compile (the candidate loads),
+    correctness, timing, the kernel-launch check, and profiling; each fails through `_Stop`."""
     t0 = time.perf_counter()
     others = ""
     if device.type == "cuda":
@@ -560,6 +610,30 @@ def _judge(
         source, unreadable = read_source(job.candidate_path), ""
     except CandidateLoadError as e:
         source, unreadable = "", str(e)
+    j = _Judging(job, report, host, device, _new_result(job, source, device), source, t0)
+    if unreadable:
+        return _fail(j.result, Status.COMPILE_ERROR, unreadable, j.stages)
+    if job.build_only:
+        return _build_only(job, j.result, report, builds, host)
+    try:
+        _load(j, others)
+        if end_of_trusted is not None:  # phase B: the candidate
+            end_of_trusted()
+        _policy(j)
+        _compile(j, builds)
+        _correctness(j)
+        if j.timer is not None:
+            with j.timed("timing"):
+                _timing(j)
+            _after_timing(j)
+        _launch_check(j)
+    except _Stop as stop:
+        return _fail(j.result, stop.status, stop.reason, j.stages)
+    return _profile(j).finalize()
+
+
+def _new_result(job: EvalJob, source: str, device: torch.device) -> EvalResult:
+    platform = get_platform(job.target)
     languages = detect_languages(source)
     result = EvalResult(
         status=Status.OK,
@@ -572,229 +646,259 @@ def _judge(
         versions=_versions(device),
     )
     result.interpreted = platform.is_interpreted(languages)
-    if unreadable:
-        return _fail(result, Status.COMPILE_ERROR, unreadable, stages)
-    if job.build_only:
-        return _build_only(job, result, report, builds, host)
-    timed = job.timed and not result.interpreted
-    require_kernel = policy_default(platform) if job.require_kernel is None else job.require_kernel
-    rng = random.Random(job.seed)
+    return result
 
-    # ---- phase A: trusted ----
+
+def _load(j: _Judging, others: str) -> None:
+    """Phase A, trusted, before any candidate code exists in this process: the problem, every input set and
+    reference, the torch.compile baseline, the memory plan; the load stage counts from the judge's start."""
+    job, device, result, report = j.job, j.device, j.result, j.report
+    timed = job.timed and not result.interpreted
     precision.apply(job.allow_tf32)
     report("load")
-    module = exec_problem(job.problem_path)
-    dtype = problem_dtype(module)
+    j.module = exec_problem(job.problem_path)
+    j.dtype = problem_dtype(j.module)
     clock = LoadClock(device)
     try:
-        prepared = prepare(job, module, device, dtype, rng, report, timed, clock)
+        j.prepared = prepare(job, j.module, device, j.dtype, random.Random(job.seed), report, timed, clock)
     except Exception as e:
         if not (out_of_memory(e) or isinstance(e, memory.HarnessLimit)):
             raise
         traceback.print_exc()
-        stages["load"] = time.perf_counter() - t0
-        where = f"at {report.current} (before the candidate loaded; nothing is known of the candidate)"
-        if isinstance(e, memory.HarnessLimit):
-            why = f"harness limit {where}: {e}"
-        else:
-            why = (
-                f"harness limit: the harness ran out of {'device' if device.type == 'cuda' else 'host'} memory "
-                f"{where}: the problem's sizes need more than this machine holds for its reference and input sets "
-                f"({describe(e, 200)})"
-            )
-        return _fail(result, Status.HARNESS_LIMIT, why, stages)
+        j.stages["load"] = time.perf_counter() - j.t0
+        raise _Stop(Status.HARNESS_LIMIT, _harness_limit_reason(e, report.current, device)) from None
     if device.type == "cuda":
         result.harness_peak_bytes = torch.cuda.max_memory_allocated(device)
-    result.memory = "; ".join(sorted({pc.memory.describe() for pc in prepared} - {""}) + ([others] if others else []))
+    result.memory = "; ".join(sorted({pc.memory.describe() for pc in j.prepared} - {""}) + ([others] if others else []))
     if others:
         result.review.append(f"{others} when the evaluation began: its timings and memory may be disturbed")
-    if host.measures and any(pc.memory.trials_on_host for pc in prepared):
-        host.close()  # its trials would cross one at a time: the candidate runs here instead
-        host = InProcess(device, job.candidate_path)
+    if j.host.measures and any(pc.memory.trials_on_host for pc in j.prepared):
+        j.host.close()  # its trials would cross one at a time: the candidate runs here instead
+        j.host = InProcess(device, job.candidate_path)
         result.degraded.append(JUDGE_SPLIT_DROPPED)
-    compile_notes = {pc.compile_reason for pc in prepared if pc.compile_reason}
+    _choose_baseline(j)
+    j.timer = Timer(device, TimerConfig(max_iters=job.max_iters, budget_s=job.budget_s)) if timed else None
+    j.peaks = _peaks(device) if timed else None
+    j.defaults = case_defaults(j.module, shape_cases(j.module))
+    j.stages["load"] = time.perf_counter() - j.t0
+    j.stages.update({f"load.{part}": seconds for part, seconds in clock.parts.items()})  # parts of load
+
+
+def _harness_limit_reason(e: Exception, stage: str, device: torch.device) -> str:
+    where = f"at {stage} (before the candidate loaded; nothing is known of the candidate)"
+    if isinstance(e, memory.HarnessLimit):
+        return f"harness limit {where}: {e}"
+    return (
+        f"harness limit: the harness ran out of {'device' if device.type == 'cuda' else 'host'} memory "
+        f"{where}: the problem's sizes need more than this machine holds for its reference and input sets "
+        f"({describe(e, 200)})"
+    )
+
+
+def _choose_baseline(j: _Judging) -> None:
+    """Fitness against torch.compile only where asked and its baseline was correct on every case."""
+    result, job = j.result, j.job
+    compile_notes = {pc.compile_reason for pc in j.prepared if pc.compile_reason}
     result.compile_baseline = "; ".join(sorted(compile_notes))
-    use_compile = job.baseline == "compile" and all(pc.compile_ok for pc in prepared)
-    result.baseline = "compile" if use_compile else "eager"
-    if job.baseline == "compile" and not use_compile:
+    j.use_compile = job.baseline == "compile" and all(pc.compile_ok for pc in j.prepared)
+    result.baseline = "compile" if j.use_compile else "eager"
+    if job.baseline == "compile" and not j.use_compile:
         result.compile_baseline = result.compile_baseline or "torch.compile baseline not run on this target"
         result.compile_baseline += "; fitness uses the eager baseline"
-    timer = Timer(device, TimerConfig(max_iters=job.max_iters, budget_s=job.budget_s)) if timed else None
-    peaks = _peaks(device) if timed else None
-    stages["load"] = time.perf_counter() - t0
-    stages.update({f"load.{part}": seconds for part, seconds in clock.parts.items()})  # parts of load
 
-    # ---- phase B: the candidate ----
-    if end_of_trusted is not None:
-        end_of_trusted()
+
+def _policy(j: _Judging) -> None:
+    """The target runs the candidate's languages, and under the kernel policy its source calls no torch compute."""
+    platform = get_platform(j.job.target)
+    languages = j.result.languages
     unsupported = platform.unsupported(languages)
     if unsupported:
-        return _fail(
-            result, Status.REJECTED, f"{', '.join(unsupported)} kernels cannot run on the {job.target} target", stages
-        )
-    if require_kernel:
-        result.checks.append("kernel_policy")
-        broken = violations(source)
-        if languages == ["pytorch"]:
-            broken.append("no kernel language: no Triton kernel and no C++/CUDA extension in the candidate")
-        if broken:
-            more = f" (and {len(broken) - 3} more)" if len(broken) > 3 else ""
-            return _fail(result, Status.REJECTED, "kernel policy: " + "; ".join(broken[:3]) + more, stages)
+        raise _Stop(Status.REJECTED, f"{', '.join(unsupported)} kernels cannot run on the {j.job.target} target")
+    j.require_kernel = policy_default(platform) if j.job.require_kernel is None else j.job.require_kernel
+    if not j.require_kernel:
+        return
+    j.result.checks.append("kernel_policy")
+    broken = violations(j.source)
+    if languages == ["pytorch"]:
+        broken.append("no kernel language: no Triton kernel and no C++/CUDA extension in the candidate")
+    if broken:
+        more = f" (and {len(broken) - 3} more)" if len(broken) > 3 else ""
+        raise _Stop(Status.REJECTED, "kernel policy: " + "; ".join(broken[:3]) + more)
+
+
+def _compile(j: _Judging, builds: extension_cache.Channel | None) -> None:
+    """The candidate loads where it runs, its C++/CUDA extensions built by the harness once per source
+    (eval/builds/extension_cache.py); on a GPU with the candidate in its own process the proof block's own cost
+    is calibrated first, while no candidate code runs (eval/worker/proof.py)."""
     t1 = time.perf_counter()
-    report("compile")
-    watched = {"problem": module, "timer": timer, **harness_modules()}
-    before = (fingerprint(watched), precision.state())
-    g = Guard(
-        device,
-        dtype,
-        host,
-        protected_spans(prepared),
-        job.candidate_path,
-        require_kernel,
-        result.checks,
-        result.review,
-        LoadClock(device),
-    )
+    j.report("compile")
+    j.watched = {"problem": j.module, "timer": j.timer, **harness_modules()}
+    j.before = (fingerprint(j.watched), precision.state())
+    result, host = j.result, j.host
+    protected = protected_spans(j.prepared)
+    j.guard = Guard(
+        j.device, j.dtype, host, protected, j.job.candidate_path, j.require_kernel, result.checks, result.review,
+        LoadClock(j.device),
+    )  # fmt: skip
     try:
-        # C++/CUDA extensions: built by the harness once per C++ source, loaded where the candidate runs
-        # (eval/builds/extension_cache.py).
-        compiled = any(pc.compiled is not None for pc in prepared)
-        if host.measures:  # the judge's proof block's own cost, while no candidate code runs (eval/worker/proof.py)
-            t_cal = time.perf_counter()
-            host.block_overhead = proof.calibrate(host, device)
-            stages["calibration"] = time.perf_counter() - t_cal  # the harness's cost, not the candidate's compile
-        left = host.load(job.allow_tf32, lambda: extension_cache.install(report=report.build, channel=builds), compiled)
+        compiled = any(pc.compiled is not None for pc in j.prepared)
+        if host.measures:
+            with j.timed("calibration"):  # the harness's cost, not the candidate's compile
+                host.block_overhead = proof.calibrate(host, j.device)
+        install = lambda: extension_cache.install(report=j.report.build, channel=builds)  # noqa: E731
+        left = host.load(j.job.allow_tf32, install, compiled)
     except CandidateLoadError as e:
         traceback.print_exc()
-        return _fail(result, Status.COMPILE_ERROR, str(e), stages)
+        raise _Stop(Status.COMPILE_ERROR, str(e)) from None
     except CandidateFailure as e:  # the candidate's process died while it loaded
-        return _fail(result, e.status, f"loading the candidate: {e.reason}", stages)
-    stages["compile"] = stages["compile.load"] = time.perf_counter() - t1 - stages.get("calibration", 0.0)
-    g.ran("threads")
+        raise _Stop(e.status, f"loading the candidate: {e.reason}") from None
+    j.stages["compile"] = j.stages["compile.load"] = time.perf_counter() - t1 - j.stages.get("calibration", 0.0)
+    j.guard.ran("threads")
     if left:
-        return _fail(result, Status.REJECTED, f"threads check: after loading the candidate, {left}", stages)
+        raise _Stop(Status.REJECTED, f"threads check: after loading the candidate, {left}")
 
+
+def _correctness(j: _Judging) -> None:
+    """Every case's trials through the checks (eval/worker/checking.py); its first call per case (JIT
+    compilation) counts in the compile stage."""
     t2 = time.perf_counter()
-    defaults = case_defaults(module, shape_cases(module))
-    models: list[torch.nn.Module] = []
-    all_ok = True
-    first_calls = 0.0  # first call per case: JIT compilation, counted in the compile stage
-    for ci, pc in enumerate(prepared):
-        report(f"correctness case {ci}")
-        cr = CaseResult(
-            shape=pc.shape,
-            correct=False,
-            trials=[t.distribution for t in pc.trials],
-            compile_baseline_correct=pc.compile_ok,
-            ref_max_abs=pc.ref_max_abs,
-            min_bytes=pc.min_bytes or None,
-            atol=pc.criterion.atol,
-            rtol=pc.criterion.rtol,
-            correctness=pc.criterion.describe(),
-        )
-        result.cases.append(cr)
-        bind_case(module, pc.case, defaults)  # a reference whose forward reads the constants runs here too
-        try:
-            if not host.in_process:  # the sets the candidate may see, shared with its process
-                shown = host.adopt_many([trial.inputs for trial in pc.trials] + pc.timing_sets)
-                for trial, inputs in zip(pc.trials, shown):
-                    trial.inputs = inputs
-                pc.timing_sets = shown[len(pc.trials) :]
-            model, verdict, first_call_s = check_case(pc, ci, g, cr)
-            first_calls += first_call_s
-        except CandidateFailure as e:
-            return _fail(result, e.status, f"case {ci} {pc.shape}: {e.reason}", stages)
-        g.ran("correctness")
-        cr.correct, cr.max_abs_err, cr.max_rel_err = verdict.ok, verdict.max_abs_err, verdict.max_rel_err
-        cr.norm_err, cr.error_ratio = verdict.norm_err, verdict.error_ratio
-        cr.reason = "; ".join([verdict.reason, *pc.notes]).strip("; ")
-        models.append(model)
-        all_ok = all_ok and verdict.ok
-        tampered = _tampered(module, pc.case, defaults, before, watched, host)
-        if tampered:
-            return _fail(result, Status.REJECTED, _tamper_reason(tampered), stages)
-    g.ran("integrity")
-    stages["compile"] += first_calls
-    stages["compile.first_calls"] = first_calls
-    stages["correctness"] = time.perf_counter() - t2 - first_calls
-    if not all_ok:
-        bad = [f"case {i} {c.shape}: {c.reason}" for i, c in enumerate(result.cases) if not c.correct]
-        return _fail(
-            result, Status.INCORRECT, bad[0] + (f" (and {len(bad) - 1} more cases)" if len(bad) > 1 else ""), stages
-        )
+    first_calls = 0.0
+    for ci, pc in enumerate(j.prepared):
+        first_calls += _correctness_case(j, ci, pc)
+    j.guard.ran("integrity")
+    j.stages["compile"] += first_calls
+    j.stages["compile.first_calls"] = first_calls
+    j.stages["correctness"] = time.perf_counter() - t2 - first_calls
+    bad = [f"case {i} {c.shape}: {c.reason}" for i, c in enumerate(j.result.cases) if not c.correct]
+    if bad:
+        raise _Stop(Status.INCORRECT, bad[0] + (f" (and {len(bad) - 1} more cases)" if len(bad) > 1 else ""))
 
-    if timer is not None:
-        t3 = time.perf_counter()
-        for ci, (pc, model, cr) in enumerate(zip(prepared, models, result.cases)):
-            report(f"timing case {ci}")
-            bind_case(module, pc.case, defaults)
-            try:
-                # The cpu target's timer is the host clock: a pass the host kept waiting is timed once more, from
-                # the sets' first contents (a pass rotates them and the unseen-inputs check overwrites one).
-                saved = _copies(pc.timing_sets) if device.type == "cpu" else None
-                why, failure, waited = _timed(timer, pc, model, cr, g, job.copy_floor)
-                busy = waited.note() if saved is not None else ""
-                fresh = len(pc.unseen_sets) > pc.unseen_used  # a retry's unseen check needs sets never shown
-                unseen_failed = failure is not None and failure.reason.startswith("unseen-inputs check")
-                if busy and (failure is None or (unseen_failed and fresh)):
-                    _restore(pc.timing_sets, saved)
-                    why, failure, waited = _timed(timer, pc, model, cr, g, job.copy_floor)
-                    result.review.append(f"{cr.shape}: timed twice: during the first timing, {busy}")
-                if failure is not None:
-                    raise failure
-            except CandidateFailure as e:
-                return _fail(result, e.status, f"case {ci} {pc.shape}: {e.reason}", stages)
-            except Exception as e:  # noqa: BLE001
-                traceback.print_exc()
-                failed = failure_of(e, "forward raised while timed:")
-                return _fail(result, failed.status, f"case {ci} {pc.shape}: {failed.reason}", stages)
-            if why:
-                return _fail(result, Status.INCORRECT, f"case {ci} {pc.shape}: {why}", stages)
-            base = cr.t_compile_ms if use_compile else cr.t_eager_ms
-            cr.speedup = base / cr.t_candidate_ms if base and cr.t_candidate_ms else None
-            gbase = cr.t_compile_graph_ms if use_compile else cr.t_eager_graph_ms
-            if gbase and cr.t_candidate_graph_ms:
-                cr.speedup_graph = gbase / cr.t_candidate_graph_ms
-            if device.type == "cpu" and (note := waited.note()):
-                result.review.append(f"{cr.shape}: {note}")
-            why = speed_checks(pc, cr, peaks, g, result)
-            if why:
-                return _fail(result, Status.REJECTED, f"case {ci} {pc.shape}: {why}", stages)
-            tampered = _tampered(module, pc.case, defaults, before, watched, host)
-            if tampered:
-                return _fail(result, Status.REJECTED, _tamper_reason(tampered), stages)
-        stages["timing"] = time.perf_counter() - t3
-        stages.update({f"timing.{part}": seconds for part, seconds in g.clock.parts.items()})  # parts of timing
-        try:
-            busy = host.threads()
-        except CandidateFailure as e:
-            return _fail(result, e.status, f"after timing: {e.reason}", stages)
-        if busy:
-            return _fail(result, Status.REJECTED, f"threads check: after timing, {busy}", stages)
-    if require_kernel and device.type == "cuda":
-        t4 = time.perf_counter()
-        bind_case(module, prepared[0].case, defaults)
-        with memory.resident(prepared[0].trials[0], device):  # the plan may hold it on the host
-            why = _device_kernel_check(prepared[0], models[0], source, g)
-        bind_case(module, {}, defaults)
-        stages["launch_check"] = time.perf_counter() - t4  # the profiler's first start in the worker is paid here
+
+def _correctness_case(j: _Judging, ci: int, pc: PreparedCase) -> float:
+    """One case checked; returns the seconds of its first call."""
+    j.report(f"correctness case {ci}")
+    cr = CaseResult(
+        shape=pc.shape,
+        correct=False,
+        trials=[t.distribution for t in pc.trials],
+        compile_baseline_correct=pc.compile_ok,
+        ref_max_abs=pc.ref_max_abs,
+        min_bytes=pc.min_bytes or None,
+        atol=pc.criterion.atol,
+        rtol=pc.criterion.rtol,
+        correctness=pc.criterion.describe(),
+    )
+    j.result.cases.append(cr)
+    bind_case(j.module, pc.case, j.defaults)  # a reference whose forward reads the constants runs here too
+    try:
+        if not j.host.in_process:  # the sets the candidate may see, shared with its process
+            shown = j.host.adopt_many([trial.inputs for trial in pc.trials] + pc.timing_sets)
+            for trial, inputs in zip(pc.trials, shown):
+                trial.inputs = inputs
+            pc.timing_sets = shown[len(pc.trials) :]
+        model, verdict, first_call_s = check_case(pc, ci, j.guard, cr)
+    except CandidateFailure as e:
+        raise _Stop(e.status, f"case {ci} {pc.shape}: {e.reason}") from None
+    j.guard.ran("correctness")
+    cr.correct, cr.max_abs_err, cr.max_rel_err = verdict.ok, verdict.max_abs_err, verdict.max_rel_err
+    cr.norm_err, cr.error_ratio = verdict.norm_err, verdict.error_ratio
+    cr.reason = "; ".join([verdict.reason, *pc.notes]).strip("; ")
+    j.models.append(model)
+    j.tampered(pc.case)
+    return first_call_s
+
+
+def _timing(j: _Judging) -> None:
+    """Every case timed against its baselines, then the speed bounds and the integrity check."""
+    for ci, (pc, model, cr) in enumerate(zip(j.prepared, j.models, j.result.cases)):
+        j.report(f"timing case {ci}")
+        bind_case(j.module, pc.case, j.defaults)
+        waited = _time_case(j, ci, pc, model, cr)
+        base = cr.t_compile_ms if j.use_compile else cr.t_eager_ms
+        cr.speedup = base / cr.t_candidate_ms if base and cr.t_candidate_ms else None
+        gbase = cr.t_compile_graph_ms if j.use_compile else cr.t_eager_graph_ms
+        if gbase and cr.t_candidate_graph_ms:
+            cr.speedup_graph = gbase / cr.t_candidate_graph_ms
+        if j.device.type == "cpu" and (note := waited.note()):
+            j.result.review.append(f"{cr.shape}: {note}")
+        why = speed_checks(pc, cr, j.peaks, j.guard, j.result)
         if why:
-            return _fail(result, Status.REJECTED, why, stages)
-    if timer is not None and device.type == "cuda" and job.profile != "off":
-        bind_case(module, prepared[0].case, defaults)
-        first = prepared[0].trials[0]
-        options = {
-            "problem_path": job.problem_path,
-            "candidate_path": job.candidate_path,
-            "seed": job.seed,
-            "device_index": job.device_index,
-            "own_names": launches.kernel_names(source),
-        }
-        with memory.resident(first, device):
-            result = profiled(result, lambda: host.profile(job.profile, models[0], first.inputs, options), stages)
-        bind_case(module, {}, defaults)
-    result.stages = stages
-    return result.finalize()
+            raise _Stop(Status.REJECTED, f"case {ci} {pc.shape}: {why}")
+        j.tampered(pc.case)
+
+
+def _time_case(j: _Judging, ci: int, pc: PreparedCase, model: Any, cr: CaseResult) -> RunQueueWait:
+    """One case's timing pass and its checks; the cpu target's timer is the host clock: a pass the host kept
+    waiting is timed once more, from the sets' first contents (a pass rotates them and the unseen-inputs check
+    overwrites one). Returns the pass's wait for a CPU."""
+    g, timer, floor = j.guard, j.timer, j.job.copy_floor
+    try:
+        saved = _copies(pc.timing_sets) if j.device.type == "cpu" else None
+        why, failure, waited = _timed(timer, pc, model, cr, g, floor)
+        busy = waited.note() if saved is not None else ""
+        fresh = len(pc.unseen_sets) > pc.unseen_used  # a retry's unseen check needs sets never shown
+        unseen_failed = failure is not None and failure.reason.startswith("unseen-inputs check")
+        if busy and (failure is None or (unseen_failed and fresh)):
+            _restore(pc.timing_sets, saved)
+            why, failure, waited = _timed(timer, pc, model, cr, g, floor)
+            j.result.review.append(f"{cr.shape}: timed twice: during the first timing, {busy}")
+        if failure is not None:
+            raise failure
+    except CandidateFailure as e:
+        raise _Stop(e.status, f"case {ci} {pc.shape}: {e.reason}") from None
+    except Exception as e:  # noqa: BLE001
+        traceback.print_exc()
+        failed = failure_of(e, "forward raised while timed:")
+        raise _Stop(failed.status, f"case {ci} {pc.shape}: {failed.reason}") from None
+    if why:
+        raise _Stop(Status.INCORRECT, f"case {ci} {pc.shape}: {why}")
+    return waited
+
+
+def _after_timing(j: _Judging) -> None:
+    """The timing stage's parts, and no thread of the candidate's left working after it."""
+    j.stages.update({f"timing.{part}": seconds for part, seconds in j.guard.clock.parts.items()})
+    try:
+        busy = j.host.threads()
+    except CandidateFailure as e:
+        raise _Stop(e.status, f"after timing: {e.reason}") from None
+    if busy:
+        raise _Stop(Status.REJECTED, f"threads check: after timing, {busy}")
+
+
+def _launch_check(j: _Judging) -> None:
+    """cuda, under the kernel policy: the profiler must show one of the candidate's own kernels (the profiler's
+    first start in the worker is paid here)."""
+    if not (j.require_kernel and j.device.type == "cuda"):
+        return
+    with j.timed("launch_check"):
+        bind_case(j.module, j.prepared[0].case, j.defaults)
+        with memory.resident(j.prepared[0].trials[0], j.device):  # the plan may hold it on the host
+            why = _device_kernel_check(j.prepared[0], j.models[0], j.source, j.guard)
+        bind_case(j.module, {}, j.defaults)
+    if why:
+        raise _Stop(Status.REJECTED, why)
+
+
+def _profile(j: _Judging) -> EvalResult:
+    """Profiling for the memory agent (cuda, timed, unless off), after every check: never part of the verdict."""
+    j.result.stages = j.stages
+    if j.timer is None or j.device.type != "cuda" or j.job.profile == "off":
+        return j.result
+    bind_case(j.module, j.prepared[0].case, j.defaults)
+    first = j.prepared[0].trials[0]
+    options = {
+        "problem_path": j.job.problem_path,
+        "candidate_path": j.job.candidate_path,
+        "seed": j.job.seed,
+        "device_index": j.job.device_index,
+        "own_names": launches.kernel_names(j.source),
+    }
+    with memory.resident(first, j.device):
+        result = profiled(j.result, lambda: j.host.profile(j.job.profile, j.models[0], first.inputs, options), j.stages)
+    bind_case(j.module, {}, j.defaults)
+    result.stages = j.stages
+    return result
 
 
 OWN_SHARE_REVIEW = 0.5  # below this share of device time in its own kernels, a candidate is listed for review

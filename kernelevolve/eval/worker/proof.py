@@ -141,7 +141,6 @@ def _block(
     process warms up and captures its calls before the new contents are copied in, and outputs written where
     that process names. own=True (jagged sets, outputs shaped by the values): buffers shaped as each new set and
     outputs of the judge's own, shaped as each reference, both shared empty; the calls are launched one by one."""
-    claim = cr.t_candidate_ms or 0.0
     with g.part("unseen_inputs.handover"):
         if own:  # zeros in the buffers, till the new contents go in just before the clock
             buffers = g.host.adopt_many([trees.map_tensors(torch.zeros_like, inputs) for inputs, _ in sets])
@@ -174,54 +173,9 @@ def _block(
                     "stopped: the work was not done within the calls",
                 )
             _check_outputs(outs, sets, pc, g)
-        empty = g.host.block_overhead.ms(len(sampler.leaves)) if g.host.block_overhead is not None else 0.0
-        own_events = "" if said is None else f"; its process says its events saw {said:.4g} ms (not trusted)"
-        print(
-            f"[kernelevolve worker] unseen-inputs block: {len(sets)} calls ({mode}): {wall:.4g} ms by the judge's "
-            f"clock, less {empty:.4g} ms for the request and the read of {len(sampler.leaves)} outputs; reported "
-            f"{claim:.4g} ms a call{own_events}",
-            file=sys.stderr,
-            flush=True,
-        )
-        per_call = max(wall - empty, 0.0) / len(sets)
-        cr.t_candidate_unseen_ms = per_call
-        host_ms = 0.0 if mode == "graph" else max((cr.t_candidate_host_ms or 0.0) - claim, 0.0)
-        own_ms = claim + host_ms
-        # Calls launched one by one copy each output into its slot: each copy's launch, and their least time on
-        # the device (their bytes at the device's measured copy bandwidth).
-        copy_ms = 0.0 if mode == "graph" else COPY_LAUNCH_MS * _leaves_per_call(outs) + _copy_floor_ms(outs, g.device)
-
-        def bound_ms(drift: float) -> float:
-            return (FACTOR * claim + HOST_FACTOR * host_ms) * drift + copy_ms + SLACK_MS + BLOCK_SLACK_MS / len(sets)
-
-        bound = bound_ms(1.0)
-        if per_call > bound:  # the drift only widens the bound: measured where the block needs it
-            with g.part("unseen_inputs.reference"):
-                # The contents it was timed on, in as many buffers as the block's: the same footprint, other values.
-                seen = [trees.clone(pc.timing_sets[i % len(pc.timing_sets)]) for i in range(len(sets))]
-                ref_seen, ref_fresh = reference_block(pc, seen, [inputs for inputs, _ in sets], mode, g.device)
-            bound = bound_ms(min(max(ref_fresh / ref_seen if ref_seen else 1.0, 1.0), MAX_WORK_DRIFT))
-        if per_call > bound:
-            what = "device time" if mode == "graph" else "host-clock time"
-            return CandidateFailure(
-                Status.REJECTED,
-                f"unseen-inputs check: {len(sets)} calls on inputs it had not seen took {per_call:.4g} ms a call by "
-                f"the judge's clock ({'one CUDA-graph replay' if mode == 'graph' else 'launched one by one'}), "
-                f"against {own_ms:.4g} ms reported ({what}; allowed {bound:.4g} ms): results are reused across "
-                "calls, or the reported times are not the calls'",
-            )
-        failed = False
-        if mode == "plain":
-            why = (
-                "were launched one by one (the input sets differ in shape, or the outputs' shapes follow the values)"
-                if own
-                else "could not be captured as a CUDA graph"
-            )
-            g.review.append(
-                f"{cr.shape}: the calls {why}, so the judge's clock bounds their host-clock time ({per_call:.4g} ms a "
-                "call on unseen inputs), not the device time reported"
-            )
-        return None
+        verdict = _block_verdict(pc, cr, g, sets, own, (mode, wall, said, outs, len(sampler.leaves)))
+        failed = verdict is not None
+        return verdict
     finally:
         with g.part("unseen_inputs.release"):
             try:
@@ -231,6 +185,68 @@ def _block(
             except CandidateFailure:
                 if not failed:
                     raise  # otherwise the verdict already raised stands
+
+
+def _block_verdict(
+    pc: PreparedCase,
+    cr: CaseResult,
+    g: Guard,
+    sets: list[tuple[Any, Any]],
+    own: bool,
+    run: tuple[str, float, float | None, list[Any], int],
+) -> CandidateFailure | None:
+    """The block's time against its bound: the rejection where the calls took longer than the report allows
+    (the bound widened by the reference's own drift on the new contents where it is exceeded), else None.
+    run: (mode, the judge's wall ms, what the candidate's process says, the outputs, the leaves sampled)."""
+    mode, wall, said, outs, leaves = run
+    claim = cr.t_candidate_ms or 0.0
+    empty = g.host.block_overhead.ms(leaves) if g.host.block_overhead is not None else 0.0
+    own_events = "" if said is None else f"; its process says its events saw {said:.4g} ms (not trusted)"
+    print(
+        f"[kernelevolve worker] unseen-inputs block: {len(sets)} calls ({mode}): {wall:.4g} ms by the judge's "
+        f"clock, less {empty:.4g} ms for the request and the read of {leaves} outputs; reported "
+        f"{claim:.4g} ms a call{own_events}",
+        file=sys.stderr,
+        flush=True,
+    )
+    per_call = max(wall - empty, 0.0) / len(sets)
+    cr.t_candidate_unseen_ms = per_call
+    host_ms = 0.0 if mode == "graph" else max((cr.t_candidate_host_ms or 0.0) - claim, 0.0)
+    own_ms = claim + host_ms
+    # Calls launched one by one copy each output into its slot: each copy's launch, and their least time on
+    # the device (their bytes at the device's measured copy bandwidth).
+    copy_ms = 0.0 if mode == "graph" else COPY_LAUNCH_MS * _leaves_per_call(outs) + _copy_floor_ms(outs, g.device)
+
+    def bound_ms(drift: float) -> float:
+        return (FACTOR * claim + HOST_FACTOR * host_ms) * drift + copy_ms + SLACK_MS + BLOCK_SLACK_MS / len(sets)
+
+    bound = bound_ms(1.0)
+    if per_call > bound:  # the drift only widens the bound: measured where the block needs it
+        with g.part("unseen_inputs.reference"):
+            # The contents it was timed on, in as many buffers as the block's: the same footprint, other values.
+            seen = [trees.clone(pc.timing_sets[i % len(pc.timing_sets)]) for i in range(len(sets))]
+            ref_seen, ref_fresh = reference_block(pc, seen, [inputs for inputs, _ in sets], mode, g.device)
+        bound = bound_ms(min(max(ref_fresh / ref_seen if ref_seen else 1.0, 1.0), MAX_WORK_DRIFT))
+    if per_call > bound:
+        what = "device time" if mode == "graph" else "host-clock time"
+        return CandidateFailure(
+            Status.REJECTED,
+            f"unseen-inputs check: {len(sets)} calls on inputs it had not seen took {per_call:.4g} ms a call by "
+            f"the judge's clock ({'one CUDA-graph replay' if mode == 'graph' else 'launched one by one'}), "
+            f"against {own_ms:.4g} ms reported ({what}; allowed {bound:.4g} ms): results are reused across "
+            "calls, or the reported times are not the calls'",
+        )
+    if mode == "plain":
+        why = (
+            "were launched one by one (the input sets differ in shape, or the outputs' shapes follow the values)"
+            if own
+            else "could not be captured as a CUDA graph"
+        )
+        g.review.append(
+            f"{cr.shape}: the calls {why}, so the judge's clock bounds their host-clock time ({per_call:.4g} ms a "
+            "call on unseen inputs), not the device time reported"
+        )
+    return None
 
 
 @dataclass(frozen=True)

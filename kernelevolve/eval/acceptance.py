@@ -1,17 +1,9 @@
-"""What the parent checks before it accepts a worker's result (torch-free).
+"""What the parent checks before it accepts a worker's result (torch-free): exactly one result per job, the job's
+hashes, target and baseline, and speedup and fitness recomputed from the raw per-case times.
 
-The worker's process also runs the candidate, so a result line on its events pipe is only as trustworthy as that
-process. The parent therefore checks what it can from outside:
-- exactly one result per job: after a result the pipe is read to its end (the worker exits right after its
-  result), and again after the kill, so a second result (one the candidate wrote before or after the harness's
-  own) rejects the evaluation;
-- the result is about the job it was given: the problem's and the candidate's hashes, the target, and a baseline
-  that is the job's or the eager fallback;
-- speedup and fitness are recomputed here from the raw per-case times, and must agree with what was sent (a case
-  that failed after it was timed has no speedup).
-
-These do not make a forgery impossible (a candidate that writes a whole consistent result and exits first is
-not caught here: that needs the judge in a process of its own), but they make every inconsistent one visible.
+The worker's process may also run the candidate, so its result line is only as trustworthy as that process: these
+checks make every inconsistent forgery visible, not every forgery. What they do not catch: docs/harness.md
+("Limits"); where they run in an evaluation: docs/architecture.md ("Evaluating one candidate").
 """
 
 from __future__ import annotations

@@ -1,14 +1,10 @@
 """Parent side of evaluation: one fresh worker process per candidate, a hard timeout on its process group.
 
-The parent never imports torch. A worker is started (torch imported, or forked from the worker zygote that
-imported it: eval/launch/zygote.py) before its job is known and is used for exactly one candidate, so nothing one
-candidate does can reach the next. With `prestart`,
-the next worker is started once an evaluation finishes, so a search pays the import between steps.
-
-Two clocks run against a job: the time the worker spends compiling (its `extension build NAME` stages, the
-candidate's C++/CUDA extensions, and `compile baseline case N`, torch.compile of the reference) against
-`compile_timeout_s`, everything else against `timeout_s`. A build that is slow because the machine is busy is
-then not cut at the candidate's deadline; either clock running out kills the process group.
+The parent never imports torch. Workers are started (or forked from the worker zygote, eval/launch/zygote.py)
+before their job is known and used for one candidate each; two clocks run against a job, `compile_timeout_s` for
+its compile stages and `timeout_s` for the rest. The guarantees: docs/harness.md ("Isolation"); the trace of one
+evaluation and the decisions behind it: docs/architecture.md ("Evaluating one candidate", "One worker per
+candidate").
 """
 
 from __future__ import annotations

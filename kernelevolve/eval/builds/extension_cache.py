@@ -1,16 +1,10 @@
 """C++/CUDA extensions are built by the harness, once per source, and only loaded by the candidate's process.
 
-`install` wraps `torch.utils.cpp_extension.load_inline` and `load` in the process that runs candidate code (the
-worker, the agent's fast check). A wrapped call builds nothing itself: it turns its arguments into a build request
-(`request_of`: the name, the C++/CUDA sources, the flags; the files `load` names are sent as their text), keyed by
-the hash of everything that affects the binary (`key`). The folder `extensions/KEY` under the cache holds that
-build once it is complete; it is made only by the parent's build service (eval/builds/service.py), which compiles in a
-process of its own where no candidate code runs, into a private staging folder, and renames the finished folder
-into place. In the candidate's sandbox the cache is read-only, so a candidate can neither replace a build other
-candidates load nor leave a half-built folder behind.
-
-Candidates that differ only in Python (a tuned constant passed at run time) share one build; candidates with
-different C++ never share, or race on, a build.
+`install` wraps `torch.utils.cpp_extension.load_inline` and `load` in the process that runs candidate code: a
+wrapped call builds nothing itself, it sends a build request (`request_of`) keyed by everything that affects the
+binary (`key`) to the parent's build service (eval/builds/service.py) and loads the result from the read-only
+cache. The design, and why candidates can neither replace nor half-build a folder: docs/architecture.md
+("Extensions are built by the harness, once per C++ source"); what users see: docs/cli.md ("Extensions").
 """
 
 from __future__ import annotations

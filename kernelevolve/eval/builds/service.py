@@ -1,24 +1,11 @@
 """The harness's build service (parent side, torch-free): the C++/CUDA extensions a candidate asks for are built
 here, in a build step of their own, never in the candidate's process.
 
-A process that runs candidate code (a worker, the agent's fast check) gets two pipes (`Channel`): it writes one
-JSON build request per line (eval/builds/extension_cache.py makes them from torch's load_inline / load arguments)
-and reads one reply per request. The service, a thread of the parent per child:
-- computes the request's key itself (a request is data: whatever the candidate's process sends, the folder of key
-  K only ever holds the build of the request whose hash is K);
-- answers at once where `extensions/K` is complete;
-- else takes the key's flock (one builder per key; a dead holder's flock is released by the kernel), builds in
-  `python -m kernelevolve.eval.builds.step` in the sandbox with only a fresh staging folder writable (the flags
-  are the candidate's and reach the compiler, so the step is confined like the candidate), refuses a staging
-  folder holding anything but plain files and folders, and renames the finished folder to `extensions/K`. A
-  build killed part-way (its deadline, its child's death) leaves a staging folder that nothing loads and the
-  next build of K does not wait on.
-- from the second C++ load_inline build of a set of flags on, a build gets torch's header precompiled for
-  those flags (`header`: the same step with --header, kept under `extensions/.headers/H` the same way, the
-  HEADERS_KEPT last used), which halves its compile; a flag set whose header cannot be made keeps an empty
-  folder, and its builds parse the header as before.
-
-Candidates see the cache read-only (eval/launch/sandbox.py): they load builds and can neither write nor replace one.
+A process that runs candidate code gets a `Channel` (two pipes, a serving thread of the parent); the service keys
+each request itself, answers from `extensions/KEY` when complete, else builds it under the key's flock in
+`python -m kernelevolve.eval.builds.step`, sandboxed, and renames the finished folder into place; torch's header is
+precompiled per flag set (`header`). How and why, step by step: docs/architecture.md ("Extensions are built by the
+harness, once per C++ source" and "torch's header, precompiled once per flag set").
 """
 
 from __future__ import annotations

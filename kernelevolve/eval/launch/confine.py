@@ -4,28 +4,10 @@ check that they are gone (torch-free).
 
 Exec'd (eval/launch/sandbox.py `command`): `python -m kernelevolve.eval.launch.confine [--cgroup DIR] --rw DIR
 [--rw DIR ...] [--overlay DIR=BASE ...] -- COMMAND...` runs as the first process of the namespaces `unshare` made,
-confines itself and execs COMMAND. Forked (eval/zygote/forked.py): a worker forked by the zygote
-(eval/launch/zygote.py) calls the same functions on itself.
+confines itself and execs COMMAND. Forked (eval/zygote/forked.py): the worker calls the same functions on itself.
 
-- With `--cgroup`, it first joins that memory cgroup (eval/launch/cgroup.py): the limit then holds over every
-  process the worker starts, and the cgroup files are read-only to them like the rest.
-
-- Every mount this process sees becomes read-only in its own mount namespace (the store, the run directories, the
-  problem files, the package), except /dev (device nodes, the GPU's among them) and this namespace's /proc.
-- Each `--rw` folder is bound onto itself first, so it stays writable: the worker's private temporary folder, or,
-  for the harness's build step, its staging folder.
-- Each `--overlay` folder (the shared caches: the measured peaks, Triton's and inductor's) is seen through an
-  overlay whose upper layer is BASE/upper, in the worker's private folder: what the caches hold is readable, what
-  the worker writes stays its own (eval/launch/sandbox.py shares only what it wrote before the candidate loaded). Where
-  overlayfs cannot be mounted, an empty private folder takes its place (a cold cache, never a shared writable
-  one), with a line on stderr.
-- /dev/shm becomes a private tmpfs, /proc/sys read-only.
-- Then every capability goes (the bounding, ambient, inheritable, permitted and effective sets) and no_new_privs is
-  set, and /proc/self/status must show it: the candidate, root or not, cannot remount, and no exec gives any back.
-
-Exit status 97 with a line on stderr when the root cannot be made read-only or the capabilities cannot be dropped:
-the probe in eval/launch/sandbox.py then runs workers without this step, and every result says the file system is
-writable.
+What it guarantees: docs/harness.md ("Isolation"); each step, and exit status 97 where it cannot confine:
+docs/architecture.md ("Modules", `confine.py`).
 """
 
 from __future__ import annotations

@@ -1,31 +1,12 @@
 """The candidate's process in Linux namespaces of its own (parent side, torch-free): made by util-linux `unshare`
 for an exec'd process (`command`), by the forked worker itself for one the worker zygote forks (eval/launch/zygote.py,
-eval/zygote/forked.py: the same namespaces, and the same confinement from eval/launch/confine.py, given by
-`confinement`).
+eval/zygote/forked.py), with the same confinement from eval/launch/confine.py (`confinement`).
 
-- **No network**: a network namespace holding only a loopback that is down.
-- **Nothing outlives it**: a PID namespace whose init is the worker; when the worker exits or is killed, the kernel
-  kills every process left in it (a double-forked, `setsid` daemon too).
-- **Nothing of the parent in sight**: the namespace's own /proc, so the parent's and other workers' environments,
-  file descriptors and pipes are not reachable through /proc.
-- **Nothing written outside its own folders**: in its own mount namespace every mount is read-only (the store,
-  the run directories, the problem files, the package: eval/launch/confine.py), except a private temporary folder made
-  for each process (its TMPDIR, removed when it is reaped) and a private /dev/shm. The shared caches (the
-  measured peaks, Triton's and inductor's) are seen through overlays: readable, and what the worker writes there
-  stays in its private folder. What its trusted phase wrote (the torch.compile baseline's kernels, the peaks) is
-  copied into the caches by the evaluator before the candidate loads (`share_trusted_writes`); nothing the
-  candidate writes is. Compiled extensions are read-only: the harness builds them in a step of its own
-  (eval/builds/service.py). Its capabilities are dropped, and checked gone before its job, so it cannot remount.
-- **No secrets**: environment variables that look like credentials (API keys, tokens, passwords) are not passed.
-
-- **One memory limit over its process tree** (cpu target): a memory cgroup per worker (eval/launch/cgroup.py) where this
-  machine lets us make one; the worker also caps each process's address space.
-
-Not yet: everything stays readable. Where overlayfs cannot be mounted each worker gets empty private caches.
-As root the namespaces are made directly; otherwise inside a user namespace. Where they cannot be made (no
-`unshare`, user namespaces disabled), the worker runs without them, and where the file system cannot be made
-read-only it runs writable; every result says which (`sandbox`). `KERNELEVOLVE_SANDBOX=off` turns it all off.
-Workers forked by the zygote degrade alike; `KERNELEVOLVE_ZYGOTE=off` starts every worker by exec.
+No network, nothing outliving the worker, nothing of the parent in sight, nothing written outside its own folders
+(the shared caches through overlays, `share_trusted_writes`), no secrets, one memory limit over its process tree,
+and a `sandbox` line in every result saying what held. Each of these, what is not held yet and how it degrades:
+docs/harness.md ("Isolation", "Limits"); the modules: docs/architecture.md ("Modules", "The shared caches through
+private overlays").
 """
 
 from __future__ import annotations

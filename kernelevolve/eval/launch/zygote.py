@@ -1,17 +1,9 @@
 """Worker starts by fork (parent side, torch-free): a zygote per worker environment (eval/zygote/server.py) imports
-torch once and forks each worker from there, so a worker's start costs a fork instead of torch's import (about a
-second of CPU, nearly all of a start). The forked worker confines itself as the exec'd one is confined
-(eval/zygote/forked.py).
+torch once and forks each worker from there, so a worker's start costs a fork instead of torch's import. The
+forked worker confines itself as the exec'd one is confined (eval/zygote/forked.py).
 
-A zygote starts with the first worker of its environment, serves every Evaluator of this process, is started
-again when it has died, and ends with this process (its socket closes: it kills the workers it started and exits;
-atexit closes it first). Where it cannot start or dies, workers start by exec (eval/launch/spawn.py), with a line on
-stderr. `KERNELEVOLVE_ZYGOTE=off` starts every worker by exec.
-
-The zygote's environment is the workers' without what differs per worker (its descriptors, device, memory limit,
-private folders: eval/launch/spawn.py); each worker's request carries its whole environment. A zygote serves the workers
-whose environment matches its own but for this package's own variables (read when the worker runs, never at an
-import), so a change of any variable torch or a library might read at import starts a zygote of its own.
+When a zygote starts, which workers it serves, how it ends, and the fallback to exec (`KERNELEVOLVE_ZYGOTE=off`):
+docs/architecture.md ("Workers start by fork from a zygote", and `launch/zygote.py` in "Modules").
 """
 
 from __future__ import annotations

@@ -1,14 +1,9 @@
 """Profiling for the memory agent (cuda only), run inside the worker once the candidate has passed and been timed.
 
 Best effort throughout: every function here returns None or an empty list when it cannot say anything, and never
-raises, so profiling cannot change a verdict. What it collects (`EvalResult.profile`):
-
-- `triton`: per compiled Triton kernel the candidate defines, from Triton's compiled-kernel cache: registers and
-  spills per thread (filled in when the kernel binary is loaded), shared memory in bytes, warps and stages;
-- `kernels`, `launches`: torch.profiler around one forward call of the first shape case: each device kernel's
-  name, launch count and device microseconds, and the total number of device operations;
-- `ncu` (only with `profile="ncu"`): Nsight Compute metrics per kernel from a separate process running one
-  forward call (`eval/worker/ncu_probe.py`), or a one-line note saying why there are none.
+raises, so profiling cannot change a verdict. What it collects (`EvalResult.profile`: `triton`, `kernels`,
+`launches`, and `ncu` with `profile="ncu"`, through eval/worker/ncu_probe.py): docs/architecture.md ("Profiling for
+the memory agent"); the field: docs/cli.md (`profile`).
 """
 
 from __future__ import annotations

@@ -1,19 +1,11 @@
 """The candidate's process: forked from the worker before any job exists in it, it loads the candidate and runs
 it on request, and nothing else. The judge (the worker) keeps the references, the held-back inputs, the seeds,
-the comparator, the timer's samples and the result channel; it sends this process the inputs it may see as
-shared files (eval/worker/shared.py) and gets outputs back the same way, as copies.
+the comparator, the timer's samples and the result channel.
 
-What must be checked inside the candidate's own process is checked here, on every call: poisoned memory around
-it, threads it leaves, the output's structure, the launch monitor, and after each case its global hooks and
-precision settings. These checks are the candidate's to defeat; the verdict's own checks (values, inputs
-unchanged, timing against the judge's clock) are the judge's. Requests and replies are tuples over a pipe:
-("ok", payload), ("fail", status, reason), or ("stage", name) while an extension builds. The judge reads them with
-an unpickler of its own (eval/worker/replies.py): whatever the candidate writes to the pipe builds nothing else.
-
-On a GPU the inputs cross as CUDA IPC handles to the judge's memory pool and outputs come back the same way, and
-this process runs the timer itself (eval/worker/series.py: a call's device time is seen only by events in the
-process that launched it); the judge checks the reference's time against its own and bounds the candidate's by
-its clock over a block of calls on contents never shown before (eval/worker/proof.py).
+Here run the checks that must run in the candidate's own process (poisoning, threads, structure, the launch
+monitor, hooks and precision after each case), and on a GPU the timing pass. The split and what it guarantees:
+docs/harness.md ("The judge's process (cpu target)", "The judge's process on GPU targets"); the trace and the
+reply protocol (read with eval/worker/replies.py): docs/architecture.md ("Evaluating one candidate", "Modules").
 """
 
 from __future__ import annotations

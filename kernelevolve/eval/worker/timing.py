@@ -1,15 +1,8 @@
 """The one timer: baseline and candidate timed by the same code, interleaved, over rotating input sets.
 
-cuda: after a warm-up long enough to bring the clocks up, every iteration is an L2 flush, a device spin
-longer than the host needs to issue the call, a start event, the call and an end event, enqueued back to
-back and read after one synchronize; median and interquartile range. Beside it: a host-clock figure
-per call with a whole-device synchronize before the clock stops (work on side streams or threads, and
-launch overhead, show there), and CUDA-graph replays. cpu: time.perf_counter around the call. Persisting L2
-lines are reset before every flush, so a candidate cannot pin its data in L2 across it.
-
-Between iterations (outside the timed window) two hooks: `after_call(name)` (the harness's thread check) and,
-once half-way, `midway()` (the harness rewrites the input sets' contents there, so a result cached per input
-buffer goes stale).
+cuda: CUDA events around each call after an L2 flush and a device spin, a host-clock figure beside them, and
+CUDA-graph replays; cpu: time.perf_counter around the call. What is measured and why: docs/harness.md ("Timing");
+the hooks the harness gives it (`after_call`, `midway`): docs/architecture.md ("Modules", `timing.py`).
 """
 
 from __future__ import annotations

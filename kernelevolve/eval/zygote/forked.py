@@ -1,19 +1,11 @@
 """A worker forked by the zygote (eval/launch/zygote.py) makes itself what an exec'd worker is before it runs the
-worker's
-`main`: its own session, the descriptors it was given at the numbers its environment names and no other, the
-sandbox's namespaces and confinement (eval/launch/confine.py, the exec'd path's own functions), no capabilities, and
-exactly the environment the exec'd worker would have had.
+worker's `main`: its own session, the descriptors it was given at the numbers its environment names and no other,
+the sandbox's namespaces and confinement (eval/launch/confine.py, the exec'd path's own functions), no
+capabilities, and exactly the environment the exec'd worker would have had. Nothing here runs candidate code:
+until `main` the process is the zygote's.
 
-The zygote forks the first process (`become_worker`). It leads a session of its own, so the evaluator kills the
-whole group at once, unshares the mount, PID and network namespaces (a network namespace per worker: no two share
-abstract Unix sockets) and forks the worker, the first process of the new PID namespace; then it only waits and
-exits as the worker did (`unshare --fork`). The worker dies with it (`--kill-child`), mounts its namespace's /proc
-(`--mount-proc`), joins its memory cgroup, confines the file system, drops every capability and checks in
-/proc/self/status that none is left: a job never runs unconfined where the sandbox was promised. It degrades as
-the exec'd worker does (eval/launch/sandbox.py): where the file system cannot be confined it runs in the namespaces
-alone (its capabilities dropped where they can be: it shares the zygote's user namespace, where an exec'd worker
-has one of its own), and where no namespaces can be made the first process is the worker, as the exec'd worker
-is then `python` itself. Nothing here runs candidate code: until `main` the process is the zygote's.
+The steps (`become_worker`), how it degrades, and what still differs from an exec'd worker: docs/architecture.md
+(`zygote/forked.py` in "Modules", "Workers start by fork from a zygote").
 """
 
 from __future__ import annotations

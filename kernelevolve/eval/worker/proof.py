@@ -1,40 +1,12 @@
 """The judge's clock over a block of the candidate's calls (GPU, the candidate in a process of its own): the
 unseen-inputs check and the bound on the times that process reports, in one measurement it cannot forge.
 
-On a GPU a call's device time is seen only by events in the process that launched it, so the candidate's process
-times its own calls, and whatever runs there can rewrite what it reports. What it cannot do is finish correct work
-on contents it has never seen sooner than the work takes. So after timing, the judge copies K sets of contents
-never shown to the candidate into buffers it shares, asks for one call on each in a single request (one CUDA-graph
-replay where the calls can be captured, launched one by one where not), and brackets the request with its own
-clock. The outputs lie in memory the candidate's process named beforehand and the judge maps; the judge fills it
-with NaN (random integers) first, and inside the bracket, after the reply, reads a random sample of every output
-(places chosen in its own memory). After the bracket it copies the outputs whole: each must be right, and must
-hold at the sampled places what was read there. So the work was done within the bracket: a process that replies
-first and computes later, or computes in a later request, is read unfinished. What the bracket costs by itself
-(the request, the reply, the switch to the judge's work on the device, the read) is subtracted as `calibrate`
-measured it before the candidate loaded: requests that process answers later could be stretched at will. K is
-chosen so the block takes about a millisecond by the reported median, far above a request's own spread.
-
-A call on unseen contents may take FACTOR times the reported median (scaled by how much more work the new contents
-hold for the reference: its block on them against its block on the timing sets, both timed here where the bound
-without it is exceeded), plus the slack:
-a cache keyed by content misses on every one of them, and a shrunk report is exceeded by the work itself. A graph
-replay is back-to-back device work with warm caches, which an honest call's cold-cache median rarely undercuts,
-but a block of kernels of a few microseconds measures otherwise than the timer (a graph's cost per kernel), hence
-the slack, the in-process check's own. Calls launched one by one (not capturable) also pay their host time, which
-the events around a timed call leave out, so there the bound is the host-clock median (the call and a device
-synchronize), its host's share (what it adds to the device time reported) allowed HOST_FACTOR (host-bound code
-varies that much within one process), with the launch and the least time of the copy of each output into its
-slot (its bytes at the device's measured copy bandwidth), and the result is listed for review: the device time it
-reports is bounded only as far as that.
-
-Where the input sets are jagged (each of its own shape) or the outputs' shapes follow the values, the buffers are
-shaped as each new set and the outputs are the judge's own, shaped as each reference, both shared empty: no call
-can come before the block there, so the calls are launched one by one.
-
-Any block over the bound, jagged or not, is followed by a second on sets never shown, and only the second's
-verdict stands (a first call on a new shape may compile, and one measurement can be stretched by another process
-starting on the device; a cache misses on both).
+After timing, the judge copies K sets of contents never shown into buffers it shares, asks for one call on each in
+a single request (one CUDA-graph replay where the calls can be captured, else launched one by one), brackets the
+request with its own clock, reads a random sample of every output inside the bracket, and compares the outputs
+whole after it. The bound (FACTOR times the reported median, the reference's drift on the new contents, the
+slacks, the bracket's own cost calibrated before the candidate loads), jagged sets and the second block are
+described in docs/harness.md ("The judge's process on GPU targets").
 """
 
 from __future__ import annotations

@@ -343,3 +343,44 @@ def test_what_a_candidate_writes_into_the_shared_caches_stays_its_own(tmp_path, 
     assert set(found.values()) == {"forged"}, found  # its own layer: written and read back
     assert not [f for f in folders.values() if (Path(f) / "forged-by-the-candidate").exists()]
     assert trusted.read_text() == "kept"
+
+
+SYSV_SEGMENT = """
+import ctypes, json
+import torch
+import torch.nn as nn
+
+libc = ctypes.CDLL(None, use_errno=True)
+libc.shmget.restype = ctypes.c_int
+seen = libc.shmget({key}, 0, 0)  # a segment an earlier evaluation left (or the host holds) under this key
+made = libc.shmget({key}, 1 << 20, 0o1000 | 0o600)  # IPC_CREAT: left behind on purpose, never removed
+print("PROBE " + json.dumps({{"seen": seen, "made": made}}), flush=True)
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        return torch.relu(x)
+"""
+
+
+@pytest.mark.skipif(not sandbox.prefix(), reason=f"no sandbox on this machine: {sandbox.describe()}")
+def test_system_v_shared_memory_goes_with_its_evaluation(tmp_path):
+    """A System V segment a candidate makes and never removes outlives no worker, and no later evaluation (nor the
+    host) sees it: the worker has an IPC namespace of its own."""
+    import ctypes
+    import json
+    import random
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    key = random.randrange(1 << 20, 1 << 30)
+    candidate = tmp_path / "segment.py"
+    candidate.write_text(SYSV_SEGMENT.format(key=key))
+    found = []
+    with Evaluator("cpu", timeout_s=120) as ev:
+        for _ in range(2):
+            result = ev.evaluate(load_problem(RELU), candidate, trials=1, timed=False)
+            assert result.status is Status.OK, (result.reason, result.log_tail[-2000:])
+            found.append(json.loads(result.log_tail.split("PROBE ", 1)[1].splitlines()[0]))
+    assert found[0]["made"] >= 0 and found[1]["made"] >= 0  # each could make one
+    assert found[1]["seen"] == -1  # the second evaluation does not see the first's
+    assert libc.shmget(key, 0, 0) == -1  # nor does the host

@@ -31,7 +31,7 @@ PACKAGE_ROOT = str(Path(__file__).resolve().parents[3])  # the folder that holds
 
 OFF_ENV = "KERNELEVOLVE_SANDBOX"
 WRITABLE_ENV = "KERNELEVOLVE_SANDBOX_WRITABLE"
-NAMESPACES = ["--net", "--pid", "--fork", "--kill-child", "--mount-proc"]
+NAMESPACES = ["--net", "--ipc", "--pid", "--fork", "--kill-child", "--mount-proc"]
 SECRET_NAME = re.compile(
     r"(^|_)(API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?|PRIVATE_KEY|ACCESS_KEY|AUTH_TOKEN)(_|$)", re.I
 )

@@ -27,7 +27,7 @@ from typing import Any, NoReturn
 from kernelevolve.eval.launch import confine
 from kernelevolve.eval.wire import Spec
 
-CLONE_NEWNS, CLONE_NEWPID, CLONE_NEWNET = 0x00020000, 0x20000000, 0x40000000
+CLONE_NEWNS, CLONE_NEWPID, CLONE_NEWNET, CLONE_NEWIPC = 0x00020000, 0x20000000, 0x40000000, 0x08000000
 PR_SET_PDEATHSIG = 1
 CANNOT_START = 96  # the worker could not be made as the sandbox promised: the evaluator reads "exited before ready"
 WORKER_MAIN = str(Path(__file__).resolve().parents[1] / "worker" / "__main__.py")  # its sys.argv[0] when exec'd
@@ -70,7 +70,7 @@ def become_worker(spec: Spec, fds: list[int], started: int) -> NoReturn:
         _take_working_folder(spec.cwd)  # before the namespaces, as an exec'd worker inherits it
         if not spec.namespaces:
             _run_worker(spec)
-        if _libc.unshare(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET) != 0:
+        if _libc.unshare(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC) != 0:
             err = ctypes.get_errno()
             raise OSError(err, f"unshare: {os.strerror(err)}")
         confine.make_mounts_private()  # before any other mount: none may reach the host's namespace

@@ -969,6 +969,12 @@ def _tamper_reason(names: list[str]) -> str:
             "choice (--allow-tf32), not the kernel's: state the precision in the kernel itself (tl.dot's "
             "input_precision) and compute in float32 unless the run allows TF32"
         )
+    state = [n for n in names if n.split(" ", 1)[0] in precision.GLOBAL_NAMES]
+    if state:
+        return (
+            f"global state check: the candidate left torch's process-wide state changed ({', '.join(state)}): it "
+            "would change the reference's and the timer's calls too"
+        )
     hooks = [n.split(".", 1)[1] for n in names if n.startswith(integrity.HOOKS + ".")]
     if hooks:
         return (

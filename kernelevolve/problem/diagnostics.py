@@ -11,7 +11,13 @@ import traceback
 from collections import Counter
 from pathlib import Path
 
-__all__ = ["build_failure", "candidate_frames", "compiler_diagnostics", "shorten_line", "source_line"]
+__all__ = ["BuildFailure", "build_failure", "candidate_frames", "compiler_diagnostics", "shorten_line", "source_line"]
+
+
+class BuildFailure(RuntimeError):
+    """An extension could not be built; the message says why in full (build_failure's text for a compile error),
+    and is the candidate's reason as it is."""
+
 
 LONG_LINE = 300  # characters: a longer log line is cut (a compiler command line is dropped whole)
 MAX_DIAGNOSTICS = 6  # compiler error lines shown, with their context
@@ -174,9 +180,22 @@ def _short_command(command: str) -> str:
 
 
 def _command(line: str) -> str:
-    """The compiler command a log line holds (from the compiler's name on), else ""."""
+    """The compiler command a log line holds (from the compiler's name on, less ninja's "[1/2]"), else ""."""
     m = COMMAND.search(line)
-    return line[m.start() :].strip() if m and line.count(" -", m.start()) >= COMMAND_FLAGS else ""
+    if not m or line.count(" -", m.start()) < COMMAND_FLAGS:
+        return ""
+    return re.sub(r"^\[\d+/\d+\]\s+", "", line[m.start() :].strip())
+
+
+def _noise(line: str, previous: str) -> bool:
+    """A line the rest of a build log leaves out: a command (or a long piece of one), a traceback's heading, a
+    frame of the harness's (or the code line under it)."""
+    if _command(line) or (len(line) > LONG_LINE and line.count(" -") >= COMMAND_FLAGS):
+        return True
+    if line.startswith(("Traceback (most recent call last)", "The above exception", "During handling")):
+        return True
+    harness = bool(FRAME.match(previous)) and _harness_frame(previous) and line.startswith("    ")
+    return harness or (bool(FRAME.match(line)) and _harness_frame(line))
 
 
 class _Places:
@@ -237,7 +256,7 @@ def build_failure(
     rest: list[str] = []
     for i, line in enumerate(lines):
         text = shorten_line(places.place(line)[0]).rstrip()
-        if i in inside or not text.strip() or _command(line) or text in rest:
+        if i in inside or not text.strip() or _noise(line, lines[i - 1] if i else "") or text in rest:
             continue
         rest.append(text)
     parts = ["\n".join(w) for w in shown] + [head + (":" if rest else "")] + rest[-REST_LINES:]

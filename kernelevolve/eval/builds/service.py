@@ -47,6 +47,7 @@ from kernelevolve.eval.builds.extension_cache import (
     TORCH_HEADER,
     built,
     extensions_root,
+    generated_sources,
     header_request,
     key,
 )
@@ -100,7 +101,7 @@ class BuildService:
             try:
                 why, code, log = self._step([str(staging)], request, name, alive, self.timeout_s)
                 if why or code != 0:
-                    return {"ok": False, "log": _failure(why, code, log)}
+                    return {"ok": False, "log": _failure(why, code, log), "sources": generated_sources(staging, log)}
                 return {"ok": True, "folder": str(self._publish(staging, self.root / build_key, name))}
             except OSError as e:
                 return {"ok": False, "log": str(e)}

@@ -20,13 +20,10 @@ from kernelevolve.eval.wire import EvalOptions
 from kernelevolve.llm.base import render
 from kernelevolve.llm.registry import Ensemble
 from kernelevolve.operators.base import ParentContext, Request
-from kernelevolve.operators.universal import (
-    UniversalOperator,
-    compiler_diagnostics,
-    shape_cases_literal,
-)
+from kernelevolve.operators.universal import UniversalOperator, shape_cases_literal
 from kernelevolve.platforms import PLATFORMS, get_platform
 from kernelevolve.platforms.facts import DeviceFacts, device_facts, forget
+from kernelevolve.problem.diagnostics import compiler_diagnostics
 from kernelevolve.problem.problem import load_problem
 from kernelevolve.result import CaseResult, EvalResult, Status
 from kernelevolve.search import session

@@ -16,8 +16,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from kernelevolve.operators.edits import strategy_of
-from kernelevolve.operators.universal import shorten_line
 from kernelevolve.platforms.facts import DeviceFacts
+from kernelevolve.problem.diagnostics import shorten_line
 from kernelevolve.result import EvalResult, Status
 
 __all__ = ["Analysis", "analyse", "brief", "directives", "failed_strategies", "strategy_of"]

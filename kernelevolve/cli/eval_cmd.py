@@ -30,10 +30,10 @@ from kernelevolve.cli.common import (
     usage_error,
 )
 from kernelevolve.eval.evaluator import Evaluator
-from kernelevolve.eval.wire import gpu_judge_split
+from kernelevolve.eval.wire import STAGE_LINE, gpu_judge_split
 from kernelevolve.platforms import PLATFORMS, default_target
 from kernelevolve.problem.problem import ProblemError, load_problem
-from kernelevolve.result import EvalResult
+from kernelevolve.result import EvalResult, Status
 
 
 @app.command("eval")
@@ -163,9 +163,18 @@ def print_result(result: EvalResult, console: Console) -> None:
     stages = ", ".join(f"{k} {v:.2f}s" for k, v in result.stages.items())
     if stages:
         console.print(f"stages: {stages}")
-    if not result.correct and result.log_tail.strip():
+    if not result.correct and _log_worth_showing(result):
         console.print(Text("worker log (tail):", style="dim"))
         console.print(result.log_tail.strip()[-1500:])
+
+
+def _log_worth_showing(result: EvalResult) -> bool:
+    """A failure's worker log, unless it is a compile error's and holds only the worker's stage lines (the reason
+    says it all: the compiler's errors, or the candidate's exception and frames)."""
+    lines = [line for line in result.log_tail.strip().splitlines() if line.strip()]
+    if result.status is Status.COMPILE_ERROR:
+        return any(not line.startswith(STAGE_LINE) for line in lines)
+    return bool(lines)
 
 
 def _no(text: str) -> Text:

@@ -88,6 +88,7 @@ GPU_JUDGE_ENV = "KERNELEVOLVE_GPU_JUDGE"
 GPU_JUDGE_MODES = ("split", "in-process")
 DEVICE_ENV = "KERNELEVOLVE_GPU_INDEX"  # set for GPU targets: the device to initialise before the job
 LIFELINE_ENV = "KERNELEVOLVE_LIFELINE_FD"  # a pipe the evaluator holds open: its end means the evaluator is gone
+STAGE_LINE = "[kernelevolve worker] "  # begins each stage line the worker writes to its log
 BUILD_FDS_ENV = "KERNELEVOLVE_BUILD_FDS"  # "REQUEST_FD,REPLY_FD": the pipes to the parent's build service
 
 

@@ -26,11 +26,12 @@ from kernelevolve.operators.base import ParentContext, Proposal, Request
 from kernelevolve.operators.tune import params_of
 from kernelevolve.platforms.base import Platform
 from kernelevolve.platforms.facts import DeviceFacts, device_facts
+from kernelevolve.problem.diagnostics import compiler_diagnostics, shorten_line
 from kernelevolve.problem.problem import MISSING, Problem, literal, parse, source_hash
 from kernelevolve.result import EvalResult, Status
 from kernelevolve.store.store import LLMCallRecord
 
-__all__ = ["ParentContext", "UniversalOperator", "compiler_diagnostics", "shape_cases_literal"]
+__all__ = ["ParentContext", "UniversalOperator", "shape_cases_literal"]
 
 TEMPLATES = Environment(
     loader=FileSystemLoader(Path(__file__).parent / "templates"),
@@ -71,128 +72,6 @@ REFINE_FOCUS = (
     "device's SMs or cores, occupancy",
     "the shape case with the lowest speedup",
 )
-
-LONG_LINE = 300  # characters: a longer log line is cut (a compiler command line is dropped whole)
-MAX_DIAGNOSTICS = 6  # compiler error lines shown, with their context
-DIAGNOSTIC_CHARS = 3000
-ERROR_LINE = re.compile(
-    r"\berror\b\s*(?:[A-Z]*\d+\s*)?:|\): error\b|\bfatal error\b|undefined (?:symbol|reference)|ptxas .*error",
-    re.IGNORECASE,
-)
-COMMAND = re.compile(r"(?:\[\d+/\d+\]\s+)?(?<![\w+.])(?:\S*[/-])?(?:c\+\+|g\+\+|gcc|clang\+\+|clang|nvcc|hipcc|cc)\s+-")
-COMMAND_FLAGS = 4  # options after the compiler's name that make a line a command line
-FRAME = re.compile(r'^\s*File "[^"]+", line \d+')
-
-
-def shorten_line(line: str, limit: int = LONG_LINE) -> str:
-    """A log line a prompt can carry: a compiler command line (whole, or the start of one) is replaced by a note,
-    other long lines are cut."""
-    m = COMMAND.search(line)
-    if m and line.count(" -", m.start()) >= COMMAND_FLAGS:
-        head = line[: min(m.start(), limit)] + (" ..." if m.start() > limit else "")
-        return head + f"<compiler command line of {len(line) - m.start():,} characters omitted>"
-    return line if len(line) <= limit else line[:limit] + " ..."
-
-
-def _windows(lines: list[str]) -> list[tuple[int, int]]:
-    """Line ranges around each distinct compiler error: one line before (gcc's "In function"), the error, and the
-    lines gcc and nvcc print under it (source, caret, fix-it), up to the next error or blank line."""
-    seen: set[str] = set()
-    out: list[tuple[int, int]] = []
-    for i, line in enumerate(lines):
-        if len(line) > LONG_LINE or not ERROR_LINE.search(line):
-            continue
-        key = re.sub(r"^\S*?([^/\s]+:\d+)", r"\1", line.strip())  # the same error from another path
-        if key in seen:
-            continue
-        seen.add(key)
-        end = i + 1
-        while end < min(len(lines), i + 5) and lines[end].strip() and not ERROR_LINE.search(lines[end]):
-            end += 1
-        start = max(i - 1, out[-1][1] if out else 0)
-        if start < i and not lines[start].strip():
-            start = i
-        out.append((start, end))
-        if len(out) >= MAX_DIAGNOSTICS:
-            break
-    return out
-
-
-# Paths of frames that are not the candidate's: this package (here, or as a log from another machine names it),
-# installed packages, the standard library.
-NOT_CANDIDATE = (
-    str(Path(__file__).resolve().parents[1]),
-    "/kernelevolve/eval/",
-    "/kernelevolve/problem/",
-    "/kernelevolve/platforms/",
-    "site-packages",
-    "dist-packages",
-    "/lib/python3",
-    "<frozen ",
-)
-
-
-def _harness_frame(line: str) -> bool:
-    """A traceback frame of the harness, the standard library or an installed package, not of the candidate."""
-    return any(part in line for part in NOT_CANDIDATE)
-
-
-def _traceback_blocks(lines: list[str]) -> list[tuple[list[list[str]], list[str]]]:
-    """Each traceback in the text: its frames (the File line and the code under it) and its exception message."""
-    starts = [i for i, line in enumerate(lines) if line.startswith("Traceback (most recent call last)")]
-    blocks = []
-    for n, first in enumerate(starts):
-        body = lines[first + 1 : starts[n + 1] if n + 1 < len(starts) else len(lines)]
-        frames: list[list[str]] = []
-        i = 0
-        while i < len(body) and (FRAME.match(body[i]) or (frames and body[i].startswith("    "))):
-            if FRAME.match(body[i]):
-                frames.append([body[i]])
-            else:
-                frames[-1].append(body[i])
-            i += 1
-        message = []
-        for line in body[i:]:
-            if not line.strip() or line.startswith(("The above exception", "During handling")):
-                break
-            message.append(line)
-        if frames:
-            blocks.append((frames, message))
-    return blocks
-
-
-def _last_traceback(lines: list[str], brief: bool) -> list[str]:
-    """The last traceback through the candidate's own code (else the last one): the candidate's last frame, the
-    frame that raised, and the exception (its first line when `brief`, else its head and tail)."""
-    blocks = _traceback_blocks(lines)
-    if not blocks:
-        return []
-    own = [b for b in blocks if any(not _harness_frame(f[0]) for f in b[0])]
-    frames, message = (own or blocks)[-1]
-    mine = [f for f in frames if not _harness_frame(f[0])]
-    kept = ([mine[-1]] if mine and mine[-1] is not frames[-1] else []) + [frames[-1]]
-    if brief:
-        message = message[:1]
-    elif len(message) > 12:
-        message = message[:2] + ["    ..."] + message[-9:]
-    return [line for f in kept for line in f] + message
-
-
-def compiler_diagnostics(text: str) -> str:
-    """What a failed build or load says, for a prompt: each distinct compiler error (g++, nvcc, ptxas, the linker)
-    with its context, and the last frames of the traceback through the candidate's code; never a compiler
-    command line. "" when the text holds neither."""
-    lines = text.splitlines()
-    parts = []
-    windows = _windows(lines)
-    if windows:
-        shown = ["\n".join(shorten_line(x) for x in lines[a:b]) for a, b in windows]
-        parts.append("Errors:\n" + "\n...\n".join(shown))
-    frames = _last_traceback(lines, brief=bool(windows))
-    if frames:
-        parts.append("Last frames of the traceback:\n" + "\n".join(shorten_line(x) for x in frames))
-    out = "\n\n".join(parts)
-    return out if len(out) <= DIAGNOSTIC_CHARS else out[:DIAGNOSTIC_CHARS] + "\n..."
 
 
 def _log_excerpt(result: EvalResult) -> str:

@@ -6,7 +6,10 @@ import ast
 import types
 from pathlib import Path
 
+from kernelevolve.problem.diagnostics import BuildFailure, candidate_frames
 from kernelevolve.problem.problem import exec_file
+
+BUILD_REASON_CHARS = 6000
 
 
 class CandidateLoadError(Exception):
@@ -74,14 +77,27 @@ def load_candidate(path: str | Path) -> types.ModuleType:
     try:
         code = compile(read_source(p), str(p), "exec")
     except SyntaxError as e:
-        raise CandidateLoadError(f"syntax error at line {e.lineno}: {e.msg}") from e
+        shown = f"\n    {e.text.strip()}" if e.text and e.text.strip() else ""
+        raise CandidateLoadError(f"syntax error at line {e.lineno}: {e.msg}{shown}") from e
     try:
         module = exec_file(p, "candidate", code)
     except BaseException as e:  # noqa: BLE001 - a build failure, import error or SystemExit
-        raise CandidateLoadError(f"loading the candidate raised {type(e).__name__}: {_first_lines(e)}") from e
+        raise CandidateLoadError(_load_failure(e, str(p))) from e
     if not isinstance(module.__dict__.get("ModelNew"), type):
-        raise CandidateLoadError("the candidate does not define class ModelNew")
+        own = sorted(k for k, v in vars(module).items() if isinstance(v, type) and v.__module__ == module.__name__)
+        raise CandidateLoadError(
+            "the candidate does not define class ModelNew" + (f" (its classes: {', '.join(own)})" if own else "")
+        )
     return module
+
+
+def _load_failure(e: BaseException, path: str) -> str:
+    """Why the candidate's module failed: a build's diagnosis as it is (the compiler's errors first), else the
+    exception and the candidate's own frames of its traceback (not the harness's, not torch's)."""
+    if isinstance(e, BuildFailure):
+        return _first_lines(e, BUILD_REASON_CHARS)
+    frames = candidate_frames(e, path)
+    return f"loading the candidate raised {type(e).__name__}: {_first_lines(e)}" + (f"\n{frames}" if frames else "")
 
 
 def _first_lines(e: BaseException, limit: int = 2000) -> str:

@@ -31,6 +31,7 @@ from typing import Any
 from kernelevolve.eval.wire import BUILD_FDS_ENV
 from kernelevolve.platforms.base import cache_dir
 from kernelevolve.platforms.peaks import public_version
+from kernelevolve.problem.diagnostics import BuildFailure, build_failure
 
 BUILT = ".kernelevolve-built"  # the last file the build service writes into a staging folder before the rename
 
@@ -53,8 +54,33 @@ TORCH_HEADER = ("torch", "extension.h")
 _HEADER_KEYED = ("extra_cflags", "extra_include_paths")  # what torch's compile flags vary with, for C++
 
 
-class BuildError(RuntimeError):
-    """The harness could not build the extension (the compiler's output is in the message)."""
+class BuildError(BuildFailure):
+    """The harness could not build the extension (the compiler's diagnostics are in the message)."""
+
+
+GENERATED_SUFFIXES = (".cpp", ".cc", ".cxx", ".cu", ".hip", ".sycl")
+GENERATED_MAX_BYTES = 1 << 20
+
+
+def generated_sources(folder: Path, log: str) -> dict[str, str]:
+    """The sources torch wrote into a build folder (main.cpp, cuda.cu) that a failed build's log names, by path:
+    what lets its errors be placed in the candidate's own file."""
+    out = {}
+    for path in sorted(folder.iterdir()) if folder.is_dir() else []:
+        if path.suffix in GENERATED_SUFFIXES and path.name in log and path.is_file() and not path.is_symlink():
+            if path.stat().st_size <= GENERATED_MAX_BYTES:
+                out[str(path)] = path.read_text(errors="replace")
+    return out
+
+
+def build_failed(name: str, log: str, generated: dict[str, str] | None, caller: str) -> BuildError:
+    """The error a failed build raises in the caller: the compiler's errors placed in the file that called
+    load_inline where its sources are strings there (caller: that file's path), the command once."""
+    try:
+        candidate = (caller, Path(caller).read_text()) if caller else None
+    except (OSError, UnicodeDecodeError):
+        candidate = None
+    return BuildError(build_failure(name, log, generated, candidate))
 
 
 def build_stage(name: str) -> str:
@@ -309,10 +335,14 @@ def build_into(request: dict[str, Any], folder: Path) -> None:
         call(**kw)
 
 
-def _build_here(request: dict[str, Any]) -> Path:
+def _build_here(request: dict[str, Any], caller: str) -> Path:
     """No build service (a script that wraps torch itself): build in a private folder no other process loads."""
     folder = Path(tempfile.mkdtemp(prefix="kernelevolve-extension-"))
-    build_into(request, folder)
+    try:
+        build_into(request, folder)
+    except RuntimeError as e:  # torch's "Error building extension 'NAME': what the compiler said"
+        log = str(e)
+        raise build_failed(request["kwargs"]["name"], log, generated_sources(folder, log), caller) from None
     return folder
 
 
@@ -329,11 +359,11 @@ def install(root: Path | None = None, report: BuildReport | None = None, channel
     here: dict[str, Path] = {}  # key -> folder, for builds made in this process (no build service)
     lock = threading.Lock()  # one request at a time on the pipes: candidates build from threads too
 
-    def fetch(request: dict[str, Any]) -> Path:
+    def fetch(request: dict[str, Any], caller: str) -> Path:
         with lock:
-            return _fetch(request)
+            return _fetch(request, caller)
 
-    def _fetch(request: dict[str, Any]) -> Path:
+    def _fetch(request: dict[str, Any], caller: str) -> Path:
         kw = request["kwargs"]
         seen = versions.setdefault(kw["name"], {})
         as_called = key(request)
@@ -345,11 +375,11 @@ def install(root: Path | None = None, report: BuildReport | None = None, channel
         if folder is not None:
             return folder
         if channel is None:
-            here[build_key] = _build_here(request)
+            here[build_key] = _build_here(request, caller)
             return here[build_key]
         reply = _ask(channel, request)
         if not reply.get("ok"):
-            raise BuildError(f"Error building extension '{kw['name']}': {reply.get('log', '')}")
+            raise build_failed(kw["name"], str(reply.get("log", "")), reply.get("sources"), caller)
         return Path(reply["folder"])
 
     for kind in KINDS:
@@ -360,12 +390,13 @@ def install(root: Path | None = None, report: BuildReport | None = None, channel
 
         @functools.wraps(original)
         def wrapper(*args: Any, _kind=kind, _signature=signature, **kwargs: Any) -> Any:
+            caller = sys._getframe(1).f_code.co_filename  # the file whose sources a compile error is placed in
             request = request_of(_kind, _signature.bind(*args, **kwargs).arguments)
             request["arch"] = _cuda_arch()
             if report is not None:
                 report(request["kwargs"]["name"])
             try:
-                return load_built(request, fetch(request))
+                return load_built(request, fetch(request, caller))
             finally:
                 if report is not None:
                     report(None)

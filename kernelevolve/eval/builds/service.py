@@ -34,6 +34,7 @@ from kernelevolve.eval.builds.extension_cache import (
     TORCH_HEADER,
     built,
     extensions_root,
+    generated_sources,
     header_request,
     key,
 )
@@ -86,8 +87,9 @@ class BuildService:
             staging = self._staging(build_key)
             try:
                 why, code, log = self._step([str(staging)], request, name, alive, self.timeout_s)
-                if why or code != 0:
-                    return {"ok": False, "log": _failure(why, code, log)}
+                if why or code != 0:  # with the sources torch wrote that the log names, to place its errors
+                    sources = generated_sources(staging, log)
+                    return {"ok": False, "log": _failure(why, code, log), **({"sources": sources} if sources else {})}
                 return {"ok": True, "folder": str(self._publish(staging, self.root / build_key, name))}
             except OSError as e:
                 return {"ok": False, "log": str(e)}

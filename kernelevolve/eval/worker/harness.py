@@ -747,8 +747,7 @@ def _compile(j: _Judging, builds: extension_cache.Channel | None) -> None:
                 host.block_overhead = proof.calibrate(host, j.device)
         install = lambda: extension_cache.install(report=j.report.build, channel=builds)  # noqa: E731
         left = host.load(j.job.allow_tf32, install, compiled)
-    except CandidateLoadError as e:
-        traceback.print_exc()
+    except CandidateLoadError as e:  # the candidate's mistake, all said in the reason: no harness traceback
         raise _Stop(Status.COMPILE_ERROR, str(e)) from None
     except CandidateFailure as e:  # the candidate's process died while it loaded
         raise _Stop(e.status, f"loading the candidate: {e.reason}") from None

@@ -18,7 +18,15 @@ import time
 import traceback
 from typing import TYPE_CHECKING
 
-from kernelevolve.eval.wire import DEVICE_ENV, LIFELINE_ENV, MEMORY_LIMIT_ENV, RESULT_FD_ENV, Event, gpu_judge_split
+from kernelevolve.eval.wire import (
+    DEVICE_ENV,
+    LIFELINE_ENV,
+    MEMORY_LIMIT_ENV,
+    RESULT_FD_ENV,
+    STAGE_LINE,
+    Event,
+    gpu_judge_split,
+)
 from kernelevolve.eval.worker import allocator
 
 if TYPE_CHECKING:
@@ -146,7 +154,7 @@ def main() -> None:
     job = EvalJob.model_validate_json(line)
 
     def report(stage: str) -> None:
-        print(f"[kernelevolve worker] {stage}", file=sys.stderr, flush=True)
+        print(f"{STAGE_LINE}{stage}", file=sys.stderr, flush=True)
         send({"event": Event.STAGE, "stage": stage, "t": time.time()})
 
     def end_of_trusted() -> None:

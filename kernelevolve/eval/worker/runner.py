@@ -74,8 +74,7 @@ class CandidateProcess:
                 reply = ("ok", getattr(self, f"do_{kind}")(*args))
             except CandidateFailure as e:
                 reply = ("fail", e.status.value, e.reason)
-            except CandidateLoadError as e:
-                traceback.print_exc()
+            except CandidateLoadError as e:  # the candidate's mistake, all said in the reason: no harness traceback
                 reply = (LOAD_ERROR, str(e))
             except BaseException as e:  # noqa: BLE001 - SystemExit and KeyboardInterrupt from a candidate too
                 traceback.print_exc()

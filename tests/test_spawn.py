@@ -134,3 +134,16 @@ def test_a_process_tree_is_read_whole_and_its_exit_seen(sandbox_writable):
     while spawn.exiting(tree) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert spawn.exiting(tree) == {}
+
+
+def test_the_candidates_environment_is_an_allowlist():
+    from kernelevolve.eval.launch import sandbox
+
+    env = {
+        "PATH": "/usr/bin", "CUDA_VISIBLE_DEVICES": "0", "OMP_NUM_THREADS": "1", "KERNELEVOLVE_CACHE": "/c",
+        "TORCHINDUCTOR_CACHE_DIR": "/t", "LC_ALL": "C", "AZURE_OPENAI_KEY": "k", "PGPASSWORD": "p",
+        "HTTPS_PROXY": "http://u:p@h", "DATABASE_URL": "postgresql://u:p@h/db", "KERNELEVOLVE_LLM_API_KEY": "k",
+    }  # fmt: skip
+    assert sorted(sandbox.scrubbed(env)) == [
+        "CUDA_VISIBLE_DEVICES", "KERNELEVOLVE_CACHE", "LC_ALL", "OMP_NUM_THREADS", "PATH", "TORCHINDUCTOR_CACHE_DIR",
+    ]  # fmt: skip

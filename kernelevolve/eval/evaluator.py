@@ -26,6 +26,7 @@ from kernelevolve.eval import acceptance, holders
 from kernelevolve.eval.builds.extension_cache import is_build_stage
 from kernelevolve.eval.builds.service import BuildService, Channel
 from kernelevolve.eval.launch import sandbox, spawn
+from kernelevolve.eval.redact import redact
 from kernelevolve.eval.wire import (
     DEVICE_ENV,
     LIFELINE_ENV,
@@ -470,7 +471,10 @@ class Evaluator:
         result.sandbox = self._confinement(job.target)
         if self.platform.device_type != "cpu" and not gpu_judge_split() and not job.build_only:
             result.degraded.append("judge split: off (KERNELEVOLVE_GPU_JUDGE=in-process)")
-        result.log_tail = worker.log_tail()
+        # What the candidate printed goes on to the store, the screen and the model's prompt: credentials out.
+        result.log_tail = redact(worker.log_tail())
+        result.reason = redact(result.reason)
+        result.review = [redact(line) for line in result.review]
         return result
 
     def _holders(self, worker: WorkerProcess) -> dict[str, list[int]] | None:

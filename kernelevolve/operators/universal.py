@@ -44,6 +44,12 @@ MAX_LLM_FAILURES = 3  # consecutive calls that reached no model: stop and say wh
 MAX_UNPRODUCTIVE = 5  # consecutive answers that were known kernels or unusable: stop rather than spin
 
 
+def fence(text: str) -> str:
+    """A Markdown fence longer than any run of backticks in `text`: quoted output cannot close it early."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    return "`" * max(3, longest + 1)
+
+
 def shape_cases_literal(source: str) -> list[dict[str, Any]]:
     """SHAPE_CASES as the problem file writes it; [] where it has none, builds it by code, or does not parse."""
     try:
@@ -287,7 +293,8 @@ class UniversalOperator:
             "baseline": r.baseline if r else "eager",
             "reason": "\n".join(shorten_line(x) for x in r.reason.splitlines()) if r else "",
             "cases": cases,
-            "log_tail": _log_excerpt(r) if failed else "",
+            "log_tail": (log := _log_excerpt(r) if failed else ""),
+            "log_fence": fence(log),
             "children": parent.children,
         }
 

@@ -27,7 +27,8 @@ import torch.nn as nn
 
 REPORT = {report!r}  # in a folder left writable: the daemon's proof of life would land there
 found = {{"ppid": os.getppid(), "secret": os.environ.get("KERNELEVOLVE_TEST_API_KEY"),
-          "kept": os.environ.get("KERNELEVOLVE_TEST_PLAIN")}}
+          "kept": os.environ.get("KERNELEVOLVE_TEST_PLAIN"),
+          "others": sorted(k for k in ("AZURE_OPENAI_KEY", "PGPASSWORD", "HTTPS_PROXY") if k in os.environ)}}
 try:
     socket.create_connection(("127.0.0.1", {port}), timeout=2).close()
     found["network"] = "connected"
@@ -88,6 +89,10 @@ def test_a_candidate_has_no_network_no_parent_no_secrets_and_nothing_outlives_it
 
     monkeypatch.setenv("KERNELEVOLVE_TEST_API_KEY", "sk-must-not-leak")
     monkeypatch.setenv("KERNELEVOLVE_TEST_PLAIN", "kept")
+    # credentials under names no pattern of credential names catches: the environment is an allowlist
+    monkeypatch.setenv("AZURE_OPENAI_KEY", "azure-must-not-leak")
+    monkeypatch.setenv("PGPASSWORD", "pg-must-not-leak")
+    monkeypatch.setenv("HTTPS_PROXY", "http://user:proxy-password@proxy.invalid:3128")
     report = sandbox_writable / "report.json"
     candidate = tmp_path / "probe.py"
     candidate.write_text(PROBE.format(report=str(report), port=listening))
@@ -100,7 +105,7 @@ def test_a_candidate_has_no_network_no_parent_no_secrets_and_nothing_outlives_it
     # own /proc entries are closed to the candidate (it is not dumpable).
     assert found["ppid"] == 1
     assert {found[f"parent_{p}"] for p in ("mem", "fd", "environ")} == {"PermissionError"}, str(found)
-    assert found["secret"] is None and found["kept"] == "kept"
+    assert found["secret"] is None and found["kept"] == "kept" and found["others"] == []
     time.sleep(5)
     assert not Path(str(report) + ".daemon").exists()  # killed with the worker
 
@@ -384,3 +389,31 @@ def test_system_v_shared_memory_goes_with_its_evaluation(tmp_path):
     assert found[0]["made"] >= 0 and found[1]["made"] >= 0  # each could make one
     assert found[1]["seen"] == -1  # the second evaluation does not see the first's
     assert libc.shmget(key, 0, 0) == -1  # nor does the host
+
+
+LEAKS = """
+import torch
+import torch.nn as nn
+
+print("AZURE_OPENAI_KEY=azure-secret-value-1234", flush=True)
+print("proxy: http://alice:proxy-secret-pw@proxy.invalid:3128", flush=True)
+print("key: sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123", flush=True)
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        raise RuntimeError("token in the message: ghp_abcdefghijklmnopqrstuvwxyz0123456789")
+"""
+
+
+def test_credentials_a_candidate_prints_are_redacted_before_anything_keeps_them(tmp_path, cpu_evaluator):
+    """Whatever the candidate could read it could print; its log and its error's message reach the store and the
+    model's prompt only with credentials taken out."""
+    candidate = tmp_path / "leaks.py"
+    candidate.write_text(LEAKS)
+    result = cpu_evaluator.evaluate(load_problem(RELU), candidate, trials=1, timed=False)
+    assert result.status is Status.RUNTIME_ERROR, result.reason
+    kept = result.log_tail + result.reason + "".join(result.review)
+    for secret in ("azure-secret-value-1234", "proxy-secret-pw", "sk-ant-api03", "ghp_abcdefghij"):
+        assert secret not in kept, secret
+    assert "AZURE_OPENAI_KEY=[redacted]" in result.log_tail and "http://alice:[redacted]@proxy.invalid" in kept

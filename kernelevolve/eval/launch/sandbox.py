@@ -37,6 +37,19 @@ SECRET_NAME = re.compile(
 )
 
 
+# The environment a worker, a build step or the fast check may inherit (docs/harness.md, "Isolation"): an allowlist.
+ALLOWED_NAMES = frozenset(
+    "PATH HOME USER LOGNAME SHELL LANG LANGUAGE TZ TERM COLUMNS TMPDIR TMP TEMP PWD VIRTUAL_ENV "
+    "PYTHONPATH PYTHONHASHSEED PYTHONUNBUFFERED PYTHONDONTWRITEBYTECODE PYTHONWARNINGS "
+    "LD_LIBRARY_PATH LD_PRELOAD LIBRARY_PATH CPATH C_INCLUDE_PATH CPLUS_INCLUDE_PATH PKG_CONFIG_PATH "
+    "CC CXX CFLAGS CXXFLAGS LDFLAGS NVCC_PREPEND_FLAGS NVCC_APPEND_FLAGS MAX_JOBS "
+    "XDG_CACHE_HOME XDG_RUNTIME_DIR".split()
+)
+ALLOWED_PREFIXES = (
+    "LC_", "KERNELEVOLVE_", "TORCH", "TRITON_", "CUDA", "NVIDIA_", "CUBLAS", "CUDNN", "NCCL_", "HIP", "ROCM",
+    "ROCR_", "HSA_", "AMD_", "OMP_", "KMP_", "GOMP_", "MKL_", "OPENBLAS_", "MALLOC_", "PYTORCH_",
+)  # fmt: skip
+
 CONFINE = ["-m", "kernelevolve.eval.launch.confine"]
 # Run by the probe inside the whole sandbox: exit 0 only if its --rw folder and the cache are writable and the
 # folder beside them not.
@@ -239,8 +252,14 @@ def describe(memory_limited: bool = False, in_judge: bool = False) -> str:
 
 
 def scrubbed(env: Mapping[str, str]) -> dict[str, str]:
-    """The environment without variables whose names look like credentials."""
-    return {k: v for k, v in env.items() if not SECRET_NAME.search(k)}
+    """The environment a process that runs candidate code gets: only the variables on the allowlist (what Python,
+    torch, Triton, the compilers, the GPU stack and the harness read), and of those none whose name looks like a
+    credential. Anything else (a proxy's or a database's password, a cloud key under a name of its own) stays out."""
+    return {k: v for k, v in env.items() if _allowed(k) and not SECRET_NAME.search(k)}
+
+
+def _allowed(name: str) -> bool:
+    return name in ALLOWED_NAMES or name.startswith(ALLOWED_PREFIXES)
 
 
 def child_env(extra: Mapping[str, str]) -> dict[str, str]:

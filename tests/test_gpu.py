@@ -166,6 +166,7 @@ def test_the_memory_plan_keeps_trials_on_the_host(monkeypatch):
     assert "trials on the host" in good.memory and "unseen sets on the host" in good.memory, good.memory
     assert "1 timing set" in good.memory and "unseen_inputs" in good.checks
     assert good.harness_peak_bytes and good.harness_peak_bytes > 0
+    assert [d for d in good.degraded if d.startswith("judge split")], good.degraded  # named, never silent
     assert wrong.status is Status.INCORRECT
 
 

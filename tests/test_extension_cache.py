@@ -489,3 +489,29 @@ def test_torch_s_header_precompiled_for_the_seeds_flags_is_taken_by_the_compiler
             pytest.fail(f"no precompiled header: {(not_made / 'not-made.txt').read_text()}")
         time.sleep(0.5)
     assert folder is not None and (folder / "torch" / "extension.h.gch").stat().st_size > 0
+
+
+def test_build_flags_that_run_programs_or_write_files_are_refused_before_any_compiler_runs(tmp_path):
+    """A flag such as `-wrapper` runs a program at build time; only flags that choose the code made pass
+    (eval/builds/flags.py). The seeds' and examples' flags all pass."""
+    from kernelevolve.eval.builds.flags import refused
+
+    honest = {
+        "extra_cflags": ["-O3", "-march=native", "-fopenmp", "-g", "-fsanitize=address", "-DNDEBUG", "-std=c++17"],
+        "extra_cuda_cflags": ["-O3", "--use_fast_math", "-gencode", "arch=compute_90a,code=sm_90a", "-Xptxas", "-v",
+                              "-lineinfo", "--expt-relaxed-constexpr", "-Xcompiler", "-fopenmp", "-maxrregcount=128"],
+        "extra_ldflags": ["-fopenmp", "-lcuda", "-L/usr/lib", "-Wl,-rpath,/opt/lib"],
+    }  # fmt: skip
+    assert refused(honest) == []
+    hostile = {
+        "extra_cflags": ["-wrapper", "/bin/sh,-c,junk", "-fplugin=/tmp/p.so", "-B/tmp", "-save-temps", "-fuse-ld=x"],
+        "extra_cuda_cflags": ["-Xcompiler", "-wrapper,/bin/sh", "-ccbin", "/tmp/cc"],
+        "extra_ldflags": ["-Wl,-plugin,/tmp/p.so"],
+    }
+    assert len(refused(hostile)) == 10, refused(hostile)
+    arguments = {"name": "wrapped", "cpp_sources": "int f() { return 1; }", "extra_cflags": ["-wrapper", "/bin/sh"]}
+    request = request_of("load_inline", arguments)
+    reply = BuildService(root=tmp_path / "extensions").build(request)
+    assert not reply["ok"] and reply["log"].startswith("build flags not allowed here: extra_cflags: -wrapper")
+    staging = tmp_path / "extensions" / ".staging"
+    assert not staging.exists() or not any(staging.iterdir())  # refused before a staging folder was made

@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from kernelevolve.eval.builds import flags
 from kernelevolve.eval.builds.extension_cache import (
     BUILD_FDS_ENV,
     BUILT,
@@ -70,8 +71,17 @@ class BuildService:
             if request.get("kind") not in KINDS:
                 raise ValueError(f"unknown kind {request.get('kind')!r}")
             build_key = key(request)
+            bad = flags.refused(request["kwargs"])
         except (AttributeError, KeyError, TypeError, ValueError) as e:
             return {"ok": False, "log": f"malformed build request: {e}"}
+        if bad:  # before any compiler runs: a flag can run a program at build time (eval/builds/flags.py)
+            shown = "; ".join(bad[:5]) + (f" (and {len(bad) - 5} more)" if len(bad) > 5 else "")
+            return {
+                "ok": False,
+                "log": f"build flags not allowed here: {shown}. Optimisation, target, defines, warnings, include and "
+                "library paths and nvcc's code-generation options are; flags that run programs or write files at build "
+                "time are not (docs/harness.md, Isolation)",
+            }
         folder = built(self.root, build_key)
         if folder is not None:
             return {"ok": True, "folder": str(folder)}

@@ -258,11 +258,11 @@ class Evaluator:
         memory_limit: int | None = None,
         compile_timeout_s: float = 600.0,
     ):
-        """prestart: spare workers kept started (True: one on the CPU, four on a GPU, where a worker's start,
-        imports and CUDA context, takes longer than a typical evaluation, so back-to-back evaluations would wait for
-        fewer spares; docs/benchmarks/search.md measures two against four). timeout_s: the candidate's wall-clock
-        limit, compiles excluded; compile_timeout_s: the limit on its compiles (extension builds, the torch.compile
-        baseline), all together."""
+        """prestart: spare workers kept started (True: one on the CPU, four on a GPU, where a worker's start, its
+        imports, takes longer than a typical evaluation, so back-to-back evaluations would wait for fewer spares; a
+        spare makes no CUDA context before its job; docs/benchmarks/search.md measures two against four).
+        timeout_s: the candidate's wall-clock limit, compiles excluded; compile_timeout_s: the limit on its compiles
+        (extension builds, the torch.compile baseline), all together."""
         self.platform = get_platform(target)
         self.target = target
         self.timeout_s = timeout_s

@@ -38,7 +38,7 @@ class EvalOptions:
     timing_sets: int = 3  # distinct input sets the timer rotates over
     max_iters: int = 100
     budget_s: float = 1.0  # timing budget per function per case
-    correctness: Correctness = "measured"  # the rule outputs are judged by (CORRECTNESS_HELP)
+    correctness: Correctness = "measured"  # the rule outputs are judged by (eval/rules.py)
     allow_tf32: bool = False  # float32 problems: TF32 matmuls allowed, in the reference and baseline too
 
     def __post_init__(self) -> None:

@@ -33,7 +33,7 @@ BLOCK_SHARE = 0.5
 BLOCK_SETS_PER_CALL = 3
 BLOCK_ROOM_SETS = 2 * 2 * BLOCK_SETS_PER_CALL  # two calls, at BLOCK_SHARE
 OTHERS_SHARE = 0.1  # other processes holding more of the device than this: the result says so (timing may suffer)
-OTHERS_FLOOR = 6 * 10**9  # and more than this: our own spare workers' CUDA contexts take about 0.5 GB each
+OTHERS_FLOOR = 6 * 10**9  # and more than this: a process's CUDA context alone takes about 0.5 GB
 
 
 def harness_share() -> float:

@@ -147,3 +147,12 @@ def test_the_candidates_environment_is_an_allowlist():
     assert sorted(sandbox.scrubbed(env)) == [
         "CUDA_VISIBLE_DEVICES", "KERNELEVOLVE_CACHE", "LC_ALL", "OMP_NUM_THREADS", "PATH", "TORCHINDUCTOR_CACHE_DIR",
     ]  # fmt: skip
+
+
+def test_the_fast_check_redacts_credentials_the_file_printed():
+    """The file's own error reaches the model through the fast check: credentials out, as from an evaluation."""
+    from kernelevolve.operators.check import fast_check
+
+    message = fast_check('raise RuntimeError("AZURE_OPENAI_KEY=azure-secret-1234")\n', "cpu", timeout_s=60)
+    assert message.startswith("check failed") and "AZURE_OPENAI_KEY=[redacted]" in message
+    assert "azure-secret-1234" not in message

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from kernelevolve.eval.builds.service import BuildService, Channel
 from kernelevolve.eval.launch import sandbox, spawn
+from kernelevolve.eval.redact import redact
 from kernelevolve.platforms import get_platform
 
 
@@ -38,11 +39,12 @@ def fast_check(source: str, target: str, timeout_s: float = 180.0) -> str:
             raise
         if p is None:
             return f"check failed: importing the file took more than {timeout_s:g} s"
+        # What the file printed reaches the model: credentials out (eval/redact.py), as from an evaluation.
         lines = [ln for ln in p.stdout.splitlines() if ln.startswith("{")]
         if p.returncode == 0 and lines:
-            return json.loads(lines[-1])["message"]
+            return redact(str(json.loads(lines[-1])["message"]))
         tail = (p.stderr or p.stdout)[-1500:]
-        return f"check failed: the checking process exited with status {p.returncode}:\n{tail}"
+        return redact(f"check failed: the checking process exited with status {p.returncode}:\n{tail}")
 
 
 def _main(path: str) -> None:

@@ -14,6 +14,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from kernelevolve.cli.common import (
     ALLOW_TF32,
     CORRECTNESS,
+    DB,
     LLM,
     LLM_TIMEOUT,
     MAX_INFLIGHT,
@@ -39,7 +40,7 @@ from kernelevolve.search.export import export
 from kernelevolve.search.session import Limits, LLMSettings, RunSpec, SessionError
 from kernelevolve.search.strategies import STRATEGIES
 from kernelevolve.store.models import Run
-from kernelevolve.store.store import Store
+from kernelevolve.store.store import Store, StoreError
 from kernelevolve.suites import export_evaluation
 from kernelevolve.suites.bench import (
     BenchItem,
@@ -131,6 +132,7 @@ def bench_command(
     target: Target | None = TARGET,
     out: Path = OUT,
     runs_dir: Path = RUNS_DIR,
+    db: str | None = DB,
     trials: int = TRIALS,
     timeout: float = TIMEOUT,
     devices: str = DEVICES,
@@ -150,12 +152,13 @@ def bench_command(
         out / "exports", time_s, correctness.value, allow_tf32, llm_timeout, max_inflight, remeasure,
     )  # fmt: skip
     try:
+        store = Store(runs_dir, db)
         evaluators = make_evaluators(tgt, devices, timeout_s=timeout, compile_timeout_s=compile_timeout)
-    except ValueError as e:
+    except (StoreError, ValueError) as e:
         raise usage_error(str(e)) from None
     out.mkdir(parents=True, exist_ok=True)
     header = Header(suite, tgt, time.strftime("%Y-%m-%d %H:%M"), no_search, budget, strategy, time_s, runs_dir)
-    rows = _run_all(items, Store(runs_dir), evaluators, tgt, how, out, header)
+    rows = _run_all(items, store, evaluators, tgt, how, out, header)
     text = _write(out, rows, header)
     plain_console().print(text)
     err.print(f"wrote {out / 'results.json'}, {out / 'results.md'} and {out / REPORT}")

@@ -23,7 +23,7 @@ def run_report(store: Store, run_id: str, out: Path | None = None) -> Path:
     """Write a run's report (default RUNS_DIR/RUN/report.html); the CLI's one way to it (report, optimize)."""
     run = store.get_run(run_id)
     if run is None:
-        raise usage_error(f"no run {run_id!r} in {store.url}; `kernelevolve runs` lists them")
+        raise usage_error(f"no run {run_id!r} in {store.shown_url()}; `kernelevolve runs` lists them")
     try:
         return write_run_report(store, run, out or store.path(run.id) / REPORT)
     except ReportError as e:
@@ -107,7 +107,7 @@ def serve_command(
         err.print(f"note: listening on {host}: anyone who can reach it can read these runs (kernels, prompts)")
 
     def started() -> None:
-        err.print(f"serving the runs of {store.url} at {url} (read-only; Ctrl-C stops)", highlight=False)
+        err.print(f"serving the runs of {store.shown_url()} at {url} (read-only; Ctrl-C stops)", highlight=False)
 
     try:
         serve(create_app(store, refresh_s=refresh), sock, started)

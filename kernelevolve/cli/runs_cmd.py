@@ -47,7 +47,8 @@ def rm_command(
     for run_id in run_ids:
         run = store.get_run(run_id)
         if run is None:
-            raise usage_error(f"no run {run_id!r} in {store.url} (or the prefix is not unique); nothing deleted")
+            where = store.shown_url()
+            raise usage_error(f"no run {run_id!r} in {where} (or the prefix is not unique); nothing deleted")
         runs.append(run)
     counts = {r.id: n for r, n, _ in store.runs()}
     what = ", ".join(f"{r.id} ({_problem(r.problem_path)}, {counts.get(r.id, 0)} nodes, {r.status})" for r in runs)

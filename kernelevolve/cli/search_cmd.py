@@ -151,6 +151,12 @@ STALL = typer.Option(None, help="stop after this many nodes without improvement"
 TARGET_SPEEDUP = typer.Option(None, "--target-speedup", help="stop once this speedup is reached")
 TARGET = typer.Option(None, help="cpu, cuda or rocm; default cuda when a GPU is present")
 RESUME = typer.Option(None, "--resume", help="continue this run")
+JOIN = typer.Option(
+    False,
+    "--join",
+    help="search the run beside the processes searching it already, sharing its budget (a PostgreSQL --db; "
+    "docs/store.md)",
+)
 JSON = typer.Option(False, "--json", help="print one JSON object on stdout at the end")
 TIMEOUT = typer.Option(300.0, help="per-evaluation wall-clock limit in seconds")
 COMPILE_TIMEOUT = typer.Option(
@@ -224,6 +230,7 @@ class Steering:
     profile: Profile
     warm_start: bool
     max_inflight: int | None
+    join: bool = False
 
 
 @app.command("optimize")
@@ -240,6 +247,7 @@ def optimize_command(
     runs_dir: Path = RUNS_DIR,
     db: str | None = DB,
     resume: str | None = RESUME,
+    join: bool = JOIN,
     as_json: bool = JSON,
     timeout: float = TIMEOUT,
     compile_timeout: float = COMPILE_TIMEOUT,
@@ -273,7 +281,7 @@ def optimize_command(
         problem, seed, tuple(start), target, strategy, trials, baseline, not no_compile_baseline, rng_seed,
         correctness, allow_tf32,
     )  # fmt: skip
-    steering = Steering(devices, timeout, compile_timeout, draft_steps, profile, warm_start, max_inflight)
+    steering = Steering(devices, timeout, compile_timeout, draft_steps, profile, warm_start, max_inflight, join)
     try:
         spec = _spec(store, resume, new, tuple(llm))
         if dry_run:
@@ -311,7 +319,7 @@ def _start(
     store: Store, spec: RunSpec, limits: Limits, settings: LLMSettings, steering: Steering, resume: str | None
 ) -> tuple[session.Session, Propose | None, list[Evaluator]]:
     """The run opened, its model's operator and its evaluators; a run that cannot start is marked failed."""
-    opened = session.open_run(store, spec, limits, run_id=resume)
+    opened = session.open_run(store, spec, limits, run_id=resume, join=steering.join)
     with session.starting(opened):
         operator = session.llm_operator(opened, settings)
         try:
@@ -321,6 +329,7 @@ def _start(
         except ValueError as e:
             raise SessionError(str(e)) from None
     what = f"run {opened.run.id} " + (f"resumed ({opened.stored_nodes} nodes stored)" if opened.resumed else "started")
+    what += " (joined: searched beside other processes)" if steering.join else ""
     using = (
         f"LLM {', '.join(spec.llm)} and the tune operator"
         if spec.llm
@@ -445,7 +454,7 @@ def show_command(
     store = _open_store(runs_dir, db)
     run = store.get_run(run_id)
     if run is None:
-        raise usage_error(f"no run {run_id!r} in {store.url}")
+        raise usage_error(f"no run {run_id!r} in {store.shown_url()}")
     if node is not None:
         if every:
             raise usage_error("--node shows one node, --all lists every node: give one of them")
@@ -508,7 +517,7 @@ def export_command(
     store = _open_store(runs_dir, db)
     run = store.get_run(run_id)
     if run is None:
-        raise usage_error(f"no run {run_id!r} in {store.url}")
+        raise usage_error(f"no run {run_id!r} in {store.shown_url()}")
     try:
         choices = export(store, run, out)
     except (ExportError, ProblemError) as e:

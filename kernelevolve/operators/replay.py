@@ -27,7 +27,7 @@ class ReplayOperator:
     def __init__(self, store: Store, run_id: str, problem: Problem, platform: Platform):
         run = store.get_run(run_id)
         if run is None:
-            raise StoreError(f"replay: no run {run_id!r} in {store.url}; `kernelevolve runs` lists them")
+            raise StoreError(f"replay: no run {run_id!r} in {store.shown_url()}; `kernelevolve runs` lists them")
         self.run_id = run.id
         self.calls = store.llm_calls(run.id)
         self.hashes = {n.id: n.source_hash for n in store.nodes(run.id)}  # recorded node id -> its kernel

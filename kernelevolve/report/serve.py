@@ -67,7 +67,7 @@ def create_app(store: Store, *, refresh_s: float = 2.0) -> Starlette:
     def api_run(request: Request) -> Response:
         run = store.get_run(request.path_params["run_id"])
         if run is None:
-            return _not_found(f"no run {request.path_params['run_id']!r} in {store.url}")
+            return _not_found(f"no run {request.path_params['run_id']!r} in {store.shown_url()}")
         return JSONResponse(clean(run_data(store, run, details=False)))
 
     def api_node(request: Request) -> Response:
@@ -117,7 +117,7 @@ def _missing(store: Store, run_id: str) -> str:
 
     return (
         '<!doctype html><meta charset="utf-8"><link rel="icon" href="data:,"><title>no such run</title>'
-        f"<p>No run {escape(run_id)!s} in {escape(store.url)!s}. "
+        f"<p>No run {escape(run_id)!s} in {escape(store.shown_url())!s}. "
         '<a href="/">Every run of this store</a> is listed on the front page.</p>'
     )
 

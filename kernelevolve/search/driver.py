@@ -3,8 +3,9 @@
 The strategy selects in the event loop; each step (an LLM call in a thread, or the tune operator, then
 the evaluation in a thread) runs as a task, several in flight, one evaluator per device, so generation
 never holds a device. Every finished step is committed before the strategy sees it; a crash loses only
-what was in flight. The operators and evaluators are ports (search/ports.py): the driver knows neither
-the model nor the harness.
+what was in flight. Each step claims a node of the run's budget in the store before it starts, and the nodes
+other processes on the run store are merged in as they come (store/agents.py). The operators and evaluators
+are ports (search/ports.py): the driver knows neither the model nor the harness.
 """
 
 from __future__ import annotations
@@ -30,8 +31,9 @@ from kernelevolve.result import MACHINE_STATUSES, EvalResult, Status
 from kernelevolve.search.graph import Graph, GraphNode
 from kernelevolve.search.ports import Defer, Evaluate, Propose, Steer
 from kernelevolve.search.strategies import Selection, Strategy
+from kernelevolve.store.agents import Agent
 from kernelevolve.store.models import Run
-from kernelevolve.store.store import NodeRecord, Store
+from kernelevolve.store.store import NodeRecord, Store, StoreError
 
 
 async def in_daemon_thread(fn: Callable, *args: object) -> object:
@@ -145,6 +147,7 @@ class Progress:
 class Driver:
     retry_wait_s = 20.0  # before a harness_limit's n-th evaluation again: n times this
     heartbeat_s = 10.0  # with nothing finished for this long, the progress line says what the run is waiting for
+    claim_wait_s = 2.0  # with other processes' steps holding the budget left, ask again after this long
 
     def __init__(
         self,
@@ -183,6 +186,8 @@ class Driver:
         self.on_update = on_update or (lambda p: None)
         rows = store.nodes(run.id)
         self.graph = Graph.from_store(rows)
+        self.agent = Agent(store, run.id)  # this process's lease on the run and claims on its budget
+        self._seen = max((r.id for r in rows), default=0)  # the last stored node merged into the graph
         self.steps = {r.id: r.step for r in rows}  # node id -> its number within the run, which users see
         self.sources: dict[int, str] = {}
         self.inflight_hashes: set[str] = set()
@@ -382,6 +387,7 @@ class Driver:
                 proposal.island = self.graph.nodes[parents[0]].island
             self._refresh(f"call {seq}: its answer came; evaluating it")
             task = asyncio.create_task(self._after_proposal(self.llm, proposal, free))
+            task.claimed = False  # type: ignore[attr-defined]  # its pending row holds its node of the budget
             task.draft = not parents  # type: ignore[attr-defined]
             self.inflight_drafts += task.draft  # a served draft counts as one in flight, as a new one does
             task.parents = parents  # type: ignore[attr-defined]
@@ -422,7 +428,7 @@ class Driver:
             request.parent = self.memory.parent(self.graph.ancestors(parents[0])) if parents else None
             request.context = self.memory.prompt(request.parent)
             request.draft_index = self._drafts() + 1
-            self.llm_seq += 1
+            self.llm_seq = self.agent.next_llm_seq()  # unique over the processes searching the run
             request.seq = self.llm_seq
         else:  # an operator that found nothing new may ask again, on what the strategy picks now
             request.reselect = lambda: self._reselect(op)
@@ -542,17 +548,45 @@ class Driver:
             and result.fitness > (best.fitness or 0.0)
         )
 
-    def _commit(self, outcome: StepOutcome) -> GraphNode | None:
-        """The operator hears the outcome, then node, evaluation and LLM call are stored in one transaction."""
+    def _sync(self) -> None:
+        """The nodes other processes on the run stored since the last look, merged into the graph; the strategy
+        observes them (their MCTS statistics were stored by the process that made them)."""
+        rows = self.store.nodes_after(self.run.id, self._seen)
+        self._seen = max([self._seen, *(r.id for r in rows)])
+        for node in self.graph.merge(rows):
+            self.steps[node.id] = next(r.step for r in rows if r.id == node.id)
+            self.strategy.observe(self.graph, node)
+
+    def _settle(self, outcome: StepOutcome, claimed: bool) -> None:
+        """A step that stores no node: its LLM call recorded, and its claim on the budget given back with it."""
+        proposal, claimed_by = outcome.proposal, self.agent.id if claimed else None
+        if proposal.call is not None:
+            self.store.add_llm_call(self.run.id, proposal.call, claimed_by)
+        elif claimed:
+            self.agent.release()
+        if proposal.pending and proposal.call is not None:
+            self.waiting_calls[proposal.call.seq] = {"seq": proposal.call.seq, "parents": proposal.parents}
+            self.waiting_where = proposal.pending
+
+    def _stored_elsewhere(self, outcome: StepOutcome) -> bool:
+        """Whether another process on the run stored this kernel while this one evaluated it."""
+        self._sync()
+        if outcome.proposal.source_hash not in {n.source_hash for n in self.graph.nodes.values()}:
+            return False
+        outcome.proposal.note = "duplicate: another process on the run stored this kernel first"
+        if outcome.proposal.call is not None:
+            outcome.proposal.call.outcome = "duplicate"
+        return True
+
+    def _commit(self, outcome: StepOutcome, claimed: bool = True) -> GraphNode | None:
+        """The operator hears the outcome, then node, evaluation and LLM call are stored in one transaction, which
+        gives back the step's claim on the budget (claimed: the step holds one; a call served from an earlier
+        session is counted by its pending row instead)."""
         proposal, result = outcome.proposal, outcome.result
         if outcome.operator is not None:
             outcome.operator.feedback(proposal, result)
-        if result is None:
-            if proposal.call is not None:
-                self.store.add_llm_call(self.run.id, proposal.call)
-            if proposal.pending and proposal.call is not None:
-                self.waiting_calls[proposal.call.seq] = {"seq": proposal.call.seq, "parents": proposal.parents}
-                self.waiting_where = proposal.pending
+        if result is None or self._stored_elsewhere(outcome):
+            self._settle(outcome, claimed)
             return None
         node = GraphNode(
             id=-1,
@@ -581,9 +615,22 @@ class Driver:
             analysis=analyse_step(result, proposal.strategy)
             | ({"knowledge": proposal.knowledge} if proposal.knowledge else {}),
         )
+        claimed_by = self.agent.id if claimed else None
         row = self.store.add_node(
-            self.run.id, record, strategy_state=self.strategy.state, visit_updates=updates, elapsed_s=self._elapsed()
+            self.run.id,
+            record,
+            strategy_state=self.strategy.state,
+            visit_updates=updates,
+            elapsed_s=self._elapsed(),
+            claimed_by=claimed_by,
         )
+        if row is None:  # stored by another process between the look above and the commit: its claim is given back
+            proposal.note = "duplicate: another process on the run stored this kernel first"
+            if proposal.call is not None:
+                proposal.call.outcome = "duplicate"
+                self.store.add_llm_call(self.run.id, proposal.call)
+            self._sync()
+            return None
         node.id = row.id
         self._tune_idle = False
         self.steps[node.id] = row.step
@@ -591,10 +638,10 @@ class Driver:
         self.sources[node.id] = proposal.source
         return node
 
-    def _commit_and_report(self, outcome: StepOutcome) -> GraphNode | None:
+    def _commit_and_report(self, outcome: StepOutcome, claimed: bool = True) -> GraphNode | None:
         """Commit, and say what the node scored; its first review note too (a busy host, a very large speedup),
         since a search would otherwise rank such results silently."""
-        node = self._commit(outcome)
+        node = self._commit(outcome, claimed)
         if node is None:
             if outcome.proposal.pending:
                 self._refresh(f"{outcome.proposal.operator} call waits for its answer: {outcome.proposal.pending}")
@@ -632,7 +679,8 @@ class Driver:
                 self._refresh(self._node_line(again, outcome.result, again=True))
             elif h not in self._known():
                 self._refresh(root.message)
-                self._commit_and_report(await self._evaluate(None, proposal, free))
+                claimed = self.agent.claim(self.config.budget) == "granted"  # a root is evaluated all the same
+                self._commit_and_report(await self._evaluate(None, proposal, free), claimed)
 
     async def _search(self) -> str:
         free: asyncio.Queue = asyncio.Queue()
@@ -653,11 +701,23 @@ class Driver:
         max_inflight = 1 if serial else self.config.max_inflight or len(self.evaluators) + 1
         while True:
             while not reason and len(self._tasks) < max_inflight:
+                self._sync()
                 reason = self._should_stop()
                 if reason:
                     break
+                claim = self.agent.claim(self.config.budget)
+                if claim == "spent":  # other processes' nodes filled it
+                    reason = f"budget of {self.config.budget} nodes reached"
+                    break
+                if claim == "wait":  # other processes' steps hold what is left: it is free again if they fail
+                    if self._tasks:
+                        break
+                    self._refresh("waiting for other processes' steps on the run: they hold the budget left")
+                    await asyncio.sleep(self.claim_wait_s)
+                    continue
                 step = self._next_step(llm=len(self._tasks) + len(self.waiting_calls) < max_inflight)
                 if step is None:
+                    self.agent.release()
                     if self.waiting_calls:  # nothing to do but wait for the deferred model's answers
                         if self._tasks:
                             break
@@ -665,23 +725,10 @@ class Driver:
                         break
                     reason = self._nothing_to_propose()
                     break
-                op, request = step
-                if op is self.llm:
-                    draft = not request.parents
-                    self.inflight_drafts += draft
-                    self.inflight_parents.update(request.parents)
-                    task = asyncio.create_task(self._step(op, request, free))
-                    task.draft = draft  # type: ignore[attr-defined]
-                    task.parents = request.parents  # type: ignore[attr-defined]
-                else:  # a parameter step is proposed here, at once: the next one then knows it
-                    proposal = op.propose(request)
-                    if proposal.source is None:  # that parent's settings are all tried: another, or the model
-                        self._tune_spent.update(proposal.parents[:1])
-                        self._tune_stop = proposal.stop or proposal.note
-                        self._tune_idle = self.llm is not None  # no parameter step until a new node
-                        continue
-                    self.inflight_hashes.add(proposal.source_hash)
-                    task = asyncio.create_task(self._evaluate(op, proposal, free))
+                task = self._start(*step, free)
+                if task is None:
+                    self.agent.release()
+                    continue
                 self._tasks.add(task)
                 self._refresh()
             if not self._tasks:
@@ -690,6 +737,7 @@ class Driver:
                 self._tasks, timeout=self.heartbeat_s, return_when=asyncio.FIRST_COMPLETED
             )
             if not done:
+                self.agent.touch()
                 self._refresh(self._waiting_for())
             for task in done:
                 self.inflight_drafts -= getattr(task, "draft", False)
@@ -698,19 +746,51 @@ class Driver:
                 outcome = task.result()
                 if outcome.result is not None:  # a duplicate's hash belongs to the step still evaluating it
                     self.inflight_hashes.discard(outcome.proposal.source_hash)
-                self._commit_and_report(outcome)
+                self._commit_and_report(outcome, getattr(task, "claimed", True))
+
+    def _leave(self) -> int:
+        """The run's lease given up; how many other processes search it still (none where the store failed)."""
+        try:
+            return self.agent.leave()
+        except StoreError:
+            return 0
+
+    def _start(self, op: Propose, request: Request, free: asyncio.Queue) -> asyncio.Task | None:
+        """The step's task: the model's call then the evaluation, or a parameter step proposed here, at once (the
+        next one then knows it); None where the tune operator found nothing new on that parent."""
+        if op is self.llm:
+            draft = not request.parents
+            self.inflight_drafts += draft
+            self.inflight_parents.update(request.parents)
+            task = asyncio.create_task(self._step(op, request, free))
+            task.draft = draft  # type: ignore[attr-defined]
+            task.parents = request.parents  # type: ignore[attr-defined]
+            return task
+        proposal = op.propose(request)
+        if proposal.source is None:  # that parent's settings are all tried: another, or the model
+            self._tune_spent.update(proposal.parents[:1])
+            self._tune_stop = proposal.stop or proposal.note
+            self._tune_idle = self.llm is not None  # no parameter step until a new node
+            return None
+        self.inflight_hashes.add(proposal.source_hash)
+        return asyncio.create_task(self._evaluate(op, proposal, free))
 
     def run_search(self) -> str:
-        """Run until a stop rule; returns why it stopped. The run's status is updated in the store."""
+        """Run until a stop rule; returns why it stopped. The run's status is updated in the store; while other
+        processes search it, it stays `running`."""
         self.store.update_run(self.run.id, status="running", budget=self.config.budget)
+        self.agent.join()
         try:
             reason = asyncio.run(self._search())
         except BaseException:
-            self.store.update_run(self.run.id, status="interrupted", elapsed_s=self._elapsed())
+            if not self._leave():
+                self.store.update_run(self.run.id, status="interrupted", elapsed_s=self._elapsed())
             raise
         status = "done" if self.graph.nodes else "failed"  # stopped before any node: nothing was searched
         if self.waiting_calls:
             status = "waiting"
+        if self._leave():
+            status = "running"
         self.store.update_run(self.run.id, status=status, stop_reason=reason, elapsed_s=self._elapsed())
         self._refresh(reason)
         return reason

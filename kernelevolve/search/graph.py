@@ -37,24 +37,32 @@ class Graph:
     @classmethod
     def from_store(cls, rows: list[Any]) -> Graph:
         g = cls()
-        for r in rows:
-            g.add(
-                GraphNode(
-                    id=r.id,
-                    parents=[e.parent_id for e in r.parents],
-                    operator=r.operator,
-                    source_hash=r.source_hash,
-                    params=json.loads(r.params or "{}"),
-                    status=r.status,
-                    correct=r.correct,
-                    fitness=r.fitness,
-                    speedup=r.speedup,
-                    island=r.island,
-                    visits=r.visits,
-                    value_sum=r.value_sum,
-                )
-            )
+        g.merge(rows)
         return g
+
+    def merge(self, rows: list[Any]) -> list[GraphNode]:
+        """The stored nodes not in the graph yet added (those other processes on the run stored); returns them."""
+        added = []
+        for r in rows:
+            if r.id in self.nodes:
+                continue
+            node = GraphNode(
+                id=r.id,
+                parents=[e.parent_id for e in r.parents],
+                operator=r.operator,
+                source_hash=r.source_hash,
+                params=json.loads(r.params or "{}"),
+                status=r.status,
+                correct=r.correct,
+                fitness=r.fitness,
+                speedup=r.speedup,
+                island=r.island,
+                visits=r.visits,
+                value_sum=r.value_sum,
+            )
+            self.add(node)
+            added.append(node)
+        return added
 
     def add(self, node: GraphNode) -> None:
         self.nodes[node.id] = node

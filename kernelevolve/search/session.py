@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import random
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -173,6 +174,7 @@ class Session:
     stored_nodes: int
     limits: Limits  # as resolved: asked for, else the stored run's, else the defaults
     notes: list[str] = field(default_factory=list)  # what the user should hear (unpriced models, warm starts)
+    joined: bool = False  # searched beside other processes (--join)
 
 
 def _identity(config: dict[str, Any]) -> str:
@@ -190,21 +192,29 @@ def load(path: Path) -> Problem:
 def stored_spec(store: Store, run_id: str) -> RunSpec:
     run = store.get_run(run_id)
     if run is None:
-        raise SessionError(f"no run {run_id!r} in {store.url}; `kernelevolve runs` lists them")
+        raise SessionError(f"no run {run_id!r} in {store.shown_url()}; `kernelevolve runs` lists them")
     return RunSpec.stored(run)
 
 
-def open_run(store: Store, spec: RunSpec, limits: Limits = Limits(), *, run_id: str | None = None) -> Session:
+def open_run(
+    store: Store, spec: RunSpec, limits: Limits = Limits(), *, run_id: str | None = None, join: bool = False
+) -> Session:
     """The run this spec identifies, resumed if it exists (or the run `run_id` names), else created; limits not
-    asked for are the resumed run's own."""
+    asked for are the resumed run's own. join: search it beside the processes searching it already (a store
+    several processes write, PostgreSQL; docs/store.md), without the run's lock."""
     spec.check()
+    if join and store.single_writer:
+        raise SessionError(
+            "--join searches a run with several processes at once, which needs a store they can all write: "
+            "--db postgresql://USER@HOST/DB (SQLite takes one searching process per run)"
+        )
     problem = load(spec.problem)
     config = spec.config(problem)
     identity = _identity(config)
     try:
         run = store.get_run(run_id) if run_id else store.find_resumable(identity)
         if run_id and run is None:
-            raise SessionError(f"no run {run_id!r} in {store.url}; `kernelevolve runs` lists them")
+            raise SessionError(f"no run {run_id!r} in {store.shown_url()}; `kernelevolve runs` lists them")
         if run is None:
             resolved = limits.over(None)
             run = store.create_run(
@@ -215,23 +225,28 @@ def open_run(store: Store, spec: RunSpec, limits: Limits = Limits(), *, run_id: 
                 config_hash=identity,
                 budget=resolved.budget,
             )
-            _hold(store, run.id)
-            return Session(store, run, spec, problem, resumed=False, stored_nodes=0, limits=resolved)
-        _hold(store, run.id)  # before the resumed run's config is touched
+            _hold(store, run.id, join)
+            return Session(store, run, spec, problem, resumed=False, stored_nodes=0, limits=resolved, joined=join)
+        _hold(store, run.id, join)  # before the resumed run's config is touched
         kept = json.loads(run.config)
         resolved = limits.over(kept)
         store.update_run(run.id, config=json.dumps({**kept, **config, **asdict(resolved)}, sort_keys=True))
     except StoreError as e:
         raise SessionError(str(e)) from None
     nodes = len(store.nodes(run.id))
-    return Session(store, run, spec, problem, resumed=True, stored_nodes=nodes, limits=resolved)
+    return Session(store, run, spec, problem, resumed=True, stored_nodes=nodes, limits=resolved, joined=join)
 
 
-def _hold(store: Store, run_id: str) -> None:
+def _hold(store: Store, run_id: str, join: bool) -> None:
+    """The run's lock taken, unless this process joins the others searching it (--join)."""
+    if join:
+        return
     try:
         run_lock.hold(store.runs_dir / run_id, run_id)
     except run_lock.RunInUse as e:
-        raise SessionError(str(e)) from None
+        if store.single_writer:
+            raise SessionError(str(e)) from None
+        raise SessionError(f"{e}; or add --join to search it beside that process (docs/store.md)") from None
     except OSError as e:
         raise SessionError(f"cannot lock run {run_id} under {store.runs_dir}: {e.strerror or e}") from None
 
@@ -360,7 +375,8 @@ def build_driver(
     does not replay the first session's choices), the seed and starting kernels as roots, and, for a new run, the
     best kernels of similar earlier problems (warm start)."""
     spec, store, run, limits = session.spec, session.store, session.run, session.limits
-    rng = random.Random(f"{spec.rng_seed}:{session.stored_nodes}")
+    # A joined process draws its own choices: the same seed as another process's would propose the same kernels.
+    rng = random.Random(f"{spec.rng_seed}:{session.stored_nodes}" + (f":{os.getpid()}" if session.joined else ""))
     strategy = make_strategy(spec.strategy, rng, json.loads(run.strategy_state or "{}"))
     roots = []
     if spec.seed is not None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
-from sqlalchemy import Boolean, DateTime, Float, ForeignKey, Integer, String, Text, UniqueConstraint
+from sqlalchemy import Boolean, DateTime, Float, ForeignKey, Index, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
 
@@ -42,7 +42,12 @@ class Run(Base):
 
 class Node(Base):
     __tablename__ = "nodes"
-    __table_args__ = (UniqueConstraint("run_id", "source_hash", name="uq_node_source"),)
+    # Constraints, not luck, keep several searching processes (docs/store.md, "Several processes on one run") from
+    # storing a kernel twice or two nodes under one number.
+    __table_args__ = (
+        UniqueConstraint("run_id", "source_hash", name="uq_node_source"),
+        Index("uq_node_step", "run_id", "step", unique=True),
+    )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     run_id: Mapped[str] = mapped_column(ForeignKey("runs.id"), index=True)
@@ -116,3 +121,16 @@ class LLMCall(Base):
     prompt_path: Mapped[str] = mapped_column(Text, default="")
     response_path: Mapped[str] = mapped_column(Text, default="")
     created: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class RunAgent(Base):
+    """A process searching a run, and the nodes of the run's budget its steps in flight have claimed: the budget
+    is shared by every process on the run (kernelevolve/store/agents.py, docs/store.md)."""
+
+    __tablename__ = "run_agents"
+
+    run_id: Mapped[str] = mapped_column(ForeignKey("runs.id"), primary_key=True)
+    agent: Mapped[str] = mapped_column(String(96), primary_key=True)  # host:pid:random
+    inflight: Mapped[int] = mapped_column(Integer, default=0)  # budgeted nodes its steps hold
+    llm_seq: Mapped[int] = mapped_column(Integer, default=0)  # the last LLM call number it took
+    heartbeat: Mapped[float] = mapped_column(Float, default=0.0)  # time.time() of its last word; a lease

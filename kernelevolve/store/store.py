@@ -20,11 +20,12 @@ from typing import Any
 from urllib.parse import quote
 
 from sqlalchemy import create_engine, delete, event, func, inspect, make_url, select, update
-from sqlalchemy.exc import OperationalError, SQLAlchemyError
+from sqlalchemy.exc import ArgumentError, OperationalError, SQLAlchemyError
 from sqlalchemy.orm import Session, selectinload, sessionmaker
 
 from kernelevolve.result import MACHINE_STATUSES, EvalResult
-from kernelevolve.store.models import Base, Edge, Evaluation, LLMCall, Node, NodeAnalysis, Run
+from kernelevolve.store.agents import lock_run, release_claim
+from kernelevolve.store.models import Base, Edge, Evaluation, LLMCall, Node, NodeAnalysis, Run, RunAgent
 
 DB_NAME = "kernelevolve.db"
 
@@ -95,10 +96,12 @@ class Store:
             if self.read_only:
                 self.engine = _open_sqlite_read_only(self.runs_dir, db_file)
             else:
-                self.engine = create_engine(self.url)
+                self.engine = create_engine(_engine_url(self.url))
                 if self.engine.dialect.name == "sqlite":
                     event.listen(self.engine, "connect", _sqlite_pragmas)
                 Base.metadata.create_all(self.engine)
+                for index in Node.__table__.indexes:  # a store made before an index existed gets it
+                    index.create(self.engine, checkfirst=True)
         except (ImportError, SQLAlchemyError) as e:
             raise self._open_error(e) from None
         self.session = sessionmaker(self.engine, expire_on_commit=False)
@@ -123,13 +126,13 @@ class Store:
                     )
                 self.engine = _open_sqlite_read_only(self.runs_dir, db_file)
             else:
-                self.engine = create_engine(url)
+                self.engine = create_engine(_engine_url(url))
                 if self.engine.dialect.name == "postgresql":
                     event.listen(self.engine, "connect", _postgresql_read_only)
                 elif self.engine.dialect.name == "sqlite":
                     event.listen(self.engine, "connect", _sqlite_query_only)
                 if not inspect(self.engine).has_table(Run.__tablename__):
-                    raise StoreError(f"the database at {self._shown_url()} holds no store (no runs table)")
+                    raise StoreError(f"the database at {self.shown_url()} holds no store (no runs table)")
         except (ImportError, SQLAlchemyError) as e:
             raise self._open_error(e) from None
         self.session = sessionmaker(self.engine, expire_on_commit=False)
@@ -138,17 +141,23 @@ class Store:
         if isinstance(e, ImportError):  # the URL's database driver is not installed (psycopg for postgresql://)
             package = DRIVER_PACKAGES.get(e.name or "", e.name)
             return StoreError(
-                f"the store URL {self._shown_url()} needs the Python package {package!r}, which is not installed: "
+                f"the store URL {self.shown_url()} needs the Python package {package!r}, which is not installed: "
                 f'pip install "{package}"'
             )
-        return StoreError(f"cannot open the store at {self._shown_url()}: {_db_reason(e)}")
+        return StoreError(f"cannot open the store at {self.shown_url()}: {_db_reason(e)}")
 
-    def _shown_url(self) -> str:
+    def shown_url(self) -> str:
         """The URL without its password, for messages."""
         try:
             return make_url(self.url).render_as_string(hide_password=True)
         except SQLAlchemyError:
             return self.url
+
+    @property
+    def single_writer(self) -> bool:
+        """SQLite: one process writes a run at a time (search/run_lock.py); PostgreSQL takes several
+        (store/agents.py)."""
+        return self.engine.dialect.name == "sqlite"
 
     def _check_writable(self) -> None:
         if self.read_only:
@@ -158,7 +167,7 @@ class Store:
             )
 
     @contextmanager
-    def _writing(self, what: str) -> Iterator[Session]:
+    def writing(self, what: str) -> Iterator[Session]:
         """A transaction that writes: refused on a read-only store; a full disk or a database that refuses the
         write (SQLAlchemy's OperationalError) becomes a StoreError naming what was being written."""
         self._check_writable()
@@ -166,7 +175,7 @@ class Store:
             with self.session() as s, s.begin():
                 yield s
         except OperationalError as e:
-            raise StoreError(f"cannot write {what} to the store at {self._shown_url()}: {_db_reason(e)}") from None
+            raise StoreError(f"cannot write {what} to the store at {self.shown_url()}: {_db_reason(e)}") from None
 
     # ---- runs ----
 
@@ -191,7 +200,7 @@ class Store:
             budget=budget,
             status="running",
         )
-        with self._writing("the new run") as s:
+        with self.writing("the new run") as s:
             s.add(run)
         try:
             (self.runs_dir / run.id).mkdir(exist_ok=True)
@@ -224,7 +233,7 @@ class Store:
             return [(r, n, best) for r, n, best in rows]
 
     def update_run(self, run_id: str, **fields: Any) -> None:
-        with self._writing(f"run {run_id}") as s:
+        with self.writing(f"run {run_id}") as s:
             run = s.get(Run, run_id)
             for k, v in fields.items():
                 setattr(run, k, v)
@@ -235,9 +244,9 @@ class Store:
         `reused_from` is cleared, so they serve later dedup in its place. Refused (StoreError, nothing deleted)
         where another run's node descends from one of its nodes. Returns what was deleted."""
         folder = self.runs_dir / run_id
-        with self._writing(f"the deletion of run {run_id}") as s:
+        with self.writing(f"the deletion of run {run_id}") as s:
             if s.get(Run, run_id) is None:
-                raise StoreError(f"no run {run_id!r} in {self.url}")
+                raise StoreError(f"no run {run_id!r} in {self.shown_url()}")
             ids = select(Node.id).where(Node.run_id == run_id)
             children = s.scalar(
                 select(func.count())
@@ -257,6 +266,7 @@ class Store:
             s.execute(delete(Evaluation).where(Evaluation.node_id.in_(ids)))
             s.execute(delete(Edge).where(Edge.child_id.in_(ids)))
             s.execute(delete(Node).where(Node.run_id == run_id))
+            s.execute(delete(RunAgent).where(RunAgent.run_id == run_id))
             s.execute(delete(Run).where(Run.id == run_id))
         removed = None
         if folder.is_dir():
@@ -277,6 +287,12 @@ class Store:
                 ).all()
             )
 
+    def nodes_after(self, run_id: str, node_id: int) -> list[Node]:
+        """The run's nodes stored after that one (by id): what other processes on the run added since."""
+        query = select(Node).where(Node.run_id == run_id, Node.id > node_id).options(selectinload(Node.parents))
+        with self.session() as s:
+            return list(s.scalars(query.order_by(Node.id)).all())
+
     def node(self, node_id: int) -> Node | None:
         with self.session() as s:
             return s.scalars(select(Node).where(Node.id == node_id).options(selectinload(Node.parents))).first()
@@ -292,7 +308,7 @@ class Store:
         """A node's kernel, from the object store."""
         node = self.node(node_id)
         if node is None:
-            raise StoreError(f"no node {node_id} in {self.url}")
+            raise StoreError(f"no node {node_id} in {self.shown_url()}")
         return self.path(node.kernel_path).read_text()
 
     def has_source(self, run_id: str, source_hash: str) -> bool:
@@ -337,7 +353,7 @@ class Store:
     def replace_result(self, node_id: int, result: EvalResult, wall_s: float = 0.0) -> None:
         """A node's evaluation done again (a root that had timed out or crashed, resumed under other limits): its
         status, fitness and stored result become the new evaluation's, in one transaction."""
-        with self._writing(f"the new evaluation of node {node_id}") as s:
+        with self.writing(f"the new evaluation of node {node_id}") as s:
             node = s.get(Node, node_id)
             folder = self.path(str(Path(node.kernel_path).parent))
             try:
@@ -371,12 +387,21 @@ class Store:
         strategy_state: dict[str, Any],
         visit_updates: dict[int, tuple[int, float]] | None = None,
         elapsed_s: float | None = None,
-    ) -> Node:
-        """Write the artifacts, then commit node, edges, evaluation, strategy state and MCTS statistics at once."""
+        claimed_by: str | None = None,
+    ) -> Node | None:
+        """Write the artifacts, then commit node, edges, evaluation, strategy state and MCTS statistics at once,
+        with the run's row held (its next step number is this node's) and the claim of agent `claimed_by` given
+        back. None, nothing stored but the claim given back: another process on the run stored this kernel first."""
         self._check_writable()
         kernel_rel, result_rel, log_rel = self._write_artifacts(run_id, record)
         result = record.result
-        with self._writing(f"a node of run {run_id}") as s:
+        with self.writing(f"a node of run {run_id}") as s:
+            run = lock_run(s, run_id)
+            if claimed_by is not None:
+                release_claim(s, run_id, claimed_by)
+            twin = select(Node.id).where(Node.run_id == run_id, Node.source_hash == record.source_hash)
+            if s.scalar(twin) is not None:
+                return None
             step = (s.scalar(select(func.max(Node.step)).where(Node.run_id == run_id)) or 0) + 1
             node = Node(
                 run_id=run_id,
@@ -414,7 +439,6 @@ class Store:
                 s.add(self._llm_row(run_id, record.llm_call, node.id))
             if record.analysis is not None:
                 s.add(NodeAnalysis(node_id=node.id, data=json.dumps({**record.analysis, "node_id": node.id})))
-            run = s.get(Run, run_id)
             run.strategy_state = json.dumps(strategy_state, sort_keys=True)
             if elapsed_s is not None:
                 run.elapsed_s = elapsed_s
@@ -425,10 +449,14 @@ class Store:
             row = s.get(NodeAnalysis, node_id)
             return json.loads(row.data) if row else None
 
-    def add_llm_call(self, run_id: str, call: LLMCallRecord) -> None:
+    def add_llm_call(self, run_id: str, call: LLMCallRecord, claimed_by: str | None = None) -> None:
         """A call that produced no node (failed, unusable or duplicate response, or pending: a deferred model has
-        its prompt), recorded on its own. A call answered after it was pending replaces its pending row."""
-        with self._writing(f"an LLM call of run {run_id}") as s:
+        its prompt), recorded on its own, with the claim of agent `claimed_by` given back. A call answered after
+        it was pending replaces its pending row."""
+        with self.writing(f"an LLM call of run {run_id}") as s:
+            if claimed_by is not None:
+                lock_run(s, run_id)
+                release_claim(s, run_id, claimed_by)
             _drop_pending(s, run_id, call.seq)
             s.add(self._llm_row(run_id, call, None))
 
@@ -521,6 +549,15 @@ class Store:
 
     def path(self, relative: str) -> Path:
         return self.runs_dir / relative
+
+
+def _engine_url(url: str) -> Any:
+    """postgresql:// means psycopg 3 (the `postgres` extra), whichever driver this SQLAlchemy defaults to."""
+    try:
+        parsed = make_url(url)
+    except ArgumentError:
+        return url  # create_engine says what is wrong with it
+    return parsed.set(drivername="postgresql+psycopg") if parsed.drivername == "postgresql" else parsed
 
 
 def _drop_pending(s: Any, run_id: str, seq: int) -> None:

@@ -63,3 +63,35 @@ def sandbox_writable(tmp_path, monkeypatch):
     folder.mkdir()
     monkeypatch.setenv("KERNELEVOLVE_SANDBOX_WRITABLE", str(folder))
     return folder
+
+
+# ---- PostgreSQL: a server CI starts (.ci/run) and names here; tests that need one skip where none is named ----
+
+PG_VAR = "KERNELEVOLVE_TEST_PG"
+
+
+@pytest.fixture
+def pg_url():
+    """A PostgreSQL URL of a fresh schema of its own, dropped afterwards. Skips where KERNELEVOLVE_TEST_PG is unset
+    (CI always sets it: .ci/run starts Debian's server)."""
+    base = os.environ.get(PG_VAR)
+    if not base:
+        pytest.skip(f"needs a PostgreSQL server: set {PG_VAR}=postgresql://USER:PASSWORD@HOST/DB (.ci/run does)")
+    pytest.importorskip("psycopg", reason="needs psycopg: pip install -e '.[postgres]'")
+    from sqlalchemy import create_engine, text
+
+    schema = f"t_{os.getpid()}_{os.urandom(4).hex()}"
+    engine = create_engine(base.replace("postgresql://", "postgresql+psycopg://", 1))
+    with engine.begin() as c:
+        c.execute(text(f"CREATE SCHEMA {schema}"))
+    sep = "&" if "?" in base else "?"
+    yield f"{base}{sep}options=-csearch_path%3D{schema}"
+    with engine.begin() as c:
+        c.execute(text(f"DROP SCHEMA {schema} CASCADE"))
+    engine.dispose()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store_url(request):
+    """None (SQLite in the runs directory), then a PostgreSQL schema: a store test run on both."""
+    return None if request.param == "sqlite" else request.getfixturevalue("pg_url")

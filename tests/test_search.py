@@ -14,6 +14,7 @@ from sqlalchemy.exc import IntegrityError
 from kernelevolve.problem.problem import load_problem
 from kernelevolve.result import EvalResult, Status
 from kernelevolve.search.export import input_signatures, matches
+from kernelevolve.store.models import Node
 from kernelevolve.store.store import NodeRecord, Store, StoreError
 from tests.conftest import CANDIDATES, FIXTURES
 
@@ -49,8 +50,8 @@ def _result(fitness: float | None, status: Status = Status.OK) -> EvalResult:
     return EvalResult(status=status, correct=status is Status.OK, speedup=fitness, fitness=fitness)
 
 
-def test_store_commits_nodes_edges_and_dedups(tmp_path):
-    store = Store(tmp_path)
+def test_store_commits_nodes_edges_and_dedups(tmp_path, store_url):
+    store = Store(tmp_path, store_url)
     run = store.create_run(problem_path="p.py", problem_hash="ph", platform="cpu", config={}, config_hash="c", budget=5)
     a = store.add_node(run.id, NodeRecord("seed", "x = 1\n", "h1", {"T": 1}, [], _result(1.0)), strategy_state={})
     b = store.add_node(
@@ -75,8 +76,12 @@ def test_store_commits_nodes_edges_and_dedups(tmp_path):
     assert found and found[0].id == b.id and found[1].fitness == 2.0
     assert store.find_evaluated("ph", "cuda", "h2") is None
     assert store.evaluation(c.id).status is Status.INCORRECT
-    with pytest.raises(IntegrityError):  # the same source twice in one run is refused by the schema
-        store.add_node(run.id, NodeRecord("tune", "x = 2\n", "h2", {}, [a.id], _result(1.0)), strategy_state={})
+    # The same source twice in one run: not stored (another process stored it first), and refused by the schema.
+    twice = NodeRecord("tune", "x = 2\n", "h2", {}, [a.id], _result(1.0))
+    assert store.add_node(run.id, twice, strategy_state={}) is None
+    for twin in ({"source_hash": "h2", "step": 9}, {"source_hash": "h9", "step": 2}):
+        with pytest.raises(IntegrityError), store.session() as s, s.begin():
+            s.add(Node(run_id=run.id, operator="tune", params="{}", status="ok", kernel_path="k.py", **twin))
     assert len(store.nodes(run.id)) == 3
 
 

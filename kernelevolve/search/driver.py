@@ -209,7 +209,9 @@ class Driver:
         self._ids = itertools.count()
         self._started = time.monotonic()
         self._elapsed_before = run.elapsed_s or 0.0
-        self._pending = store.runs_dir / run.id / "pending"
+        self._pending = store.runs_dir / run.id / "pending"  # candidates on their way to an evaluator
+        if not store.single_writer:  # processes sharing the run may evaluate one kernel at once: one folder each
+            self._pending /= self.agent.id.replace(":", "-")
         # LLM calls a deferred model (inbox, batch) has not answered: seq -> the stored call. They hold in-flight
         # slots and count toward the budget; a later session serves their answers before anything else.
         self.waiting_calls: dict[int, dict] = {c["seq"]: c for c in store.pending_calls(run.id)} if llm else {}

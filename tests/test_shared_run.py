@@ -1,0 +1,142 @@
+"""Several processes searching one run on a PostgreSQL store (`optimize --join`, store/agents.py): together they
+store exactly the budgeted number of distinct nodes, numbered 1..budget; SQLite keeps one process per run. The
+processes run the session and driver on test doubles (tests/doubles.py), so the point is the store, not timing;
+one search through the real harness and the CLI against PostgreSQL is at the end."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from kernelevolve.search import session
+from kernelevolve.search.session import Limits, RunSpec, SessionError
+from kernelevolve.store.agents import Agent
+from kernelevolve.store.store import Store
+from tests.conftest import FIXTURES, ROOT
+from tests.doubles import RuleEvaluator, kernel
+
+PROBLEM = FIXTURES / "transpose.py"
+
+# One optimize process as `optimize --resume RUN --join` runs it, with the rule evaluator for the harness.
+AGENT = """
+import json, sys
+from pathlib import Path
+from kernelevolve.search import session
+from kernelevolve.search.session import Limits, RunSpec
+from kernelevolve.store.store import Store
+from tests.doubles import RuleEvaluator
+
+runs, url, problem, seed, run_id, budget = sys.argv[1:7]
+store = Store(Path(runs), url)
+spec, limits = RunSpec(Path(problem), Path(seed)), Limits(budget=int(budget))
+opened = session.open_run(store, spec, limits, run_id=run_id, join=True)
+evaluator = RuleEvaluator(delay_s=0.02)
+driver = session.build_driver(opened, [evaluator], warm_start=False, confirm_best=False, max_inflight=3)
+reason = driver.run_search()
+print(json.dumps({"reason": reason, "evaluated": len(evaluator.evaluated)}))
+"""
+
+
+@pytest.fixture
+def seed(tmp_path):
+    path = tmp_path / "seed.py"
+    path.write_text(kernel(1, width=2))  # 32 settings: room for every process's steps
+    return path
+
+
+def _agents(tmp_path, url, seed, run_id, budget, n=2) -> list[dict]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    args = [str(tmp_path / "runs"), url, str(PROBLEM), str(seed), run_id, str(budget)]
+    procs = [
+        subprocess.Popen([sys.executable, "-c", AGENT, *args], cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True)
+        for _ in range(n)
+    ]
+    outs = [p.communicate(timeout=120)[0] for p in procs]
+    assert all(p.returncode == 0 for p in procs), outs
+    return [json.loads(out.strip().splitlines()[-1]) for out in outs]
+
+
+def test_two_processes_on_one_run_store_exactly_the_budget_of_distinct_nodes(tmp_path, pg_url, seed):
+    store = Store(tmp_path / "runs", pg_url)
+    spec = RunSpec(PROBLEM, seed)
+    opened = session.open_run(store, spec, Limits(budget=14), join=True)  # the run the processes join
+    outs = _agents(tmp_path, pg_url, seed, opened.run.id, 14)
+    rows = store.nodes(opened.run.id)
+    assert len(rows) == 14 and len({r.source_hash for r in rows}) == 14
+    assert sorted(r.step for r in rows) == list(range(1, 15))
+    assert all(o["reason"] == "budget of 14 nodes reached" for o in outs), outs
+    assert all(o["evaluated"] >= 2 for o in outs), outs  # both searched, not one after the other's end
+    assert store.get_run(opened.run.id).status == "done"  # the last process to leave says so
+    # A resume from either side, the budget raised, goes on from the shared graph.
+    again = session.open_run(store, spec, Limits(budget=17), run_id=opened.run.id, join=True)
+    driver = session.build_driver(again, [RuleEvaluator()], warm_start=False, confirm_best=False)
+    assert driver.run_search() == "budget of 17 nodes reached"
+    assert len({r.source_hash for r in store.nodes(opened.run.id)}) == 17
+
+
+def test_a_claim_waits_while_other_processes_hold_the_budget_left(tmp_path, pg_url):
+    """The protocol itself, one process playing two agents: claims stop at the budget; another agent's claims
+    make a claim wait (they may end without a node)."""
+    store = Store(tmp_path, pg_url)
+    run = store.create_run(problem_path="p.py", problem_hash="ph", platform="cpu", config={}, config_hash="c", budget=3)
+    a, b = Agent(store, run.id), Agent(store, run.id)
+    a.join()
+    b.join()
+    assert [a.claim(3), a.claim(3), b.claim(3)] == ["granted", "granted", "granted"]
+    assert a.claim(3) == "wait"  # three claims in flight: the budget is held, not spent
+    b.release()
+    assert a.claim(3) == "granted"
+    assert b.claim(3) == "wait"
+    assert a.next_llm_seq() == 1 and b.next_llm_seq() == 2 and a.next_llm_seq() == 3  # unique over the agents
+    assert a.leave() == 1 and b.leave() == 0
+
+
+def test_a_lapsed_lease_stops_counting(tmp_path, pg_url, monkeypatch):
+    store = Store(tmp_path, pg_url)
+    run = store.create_run(problem_path="p.py", problem_hash="ph", platform="cpu", config={}, config_hash="c", budget=2)
+    gone, alive = Agent(store, run.id), Agent(store, run.id)
+    gone.join()
+    alive.join()
+    assert gone.claim(2) == "granted" and gone.claim(2) == "granted"  # then killed: it never gives them back
+    assert alive.claim(2) == "wait"
+    monkeypatch.setattr("kernelevolve.store.agents.LEASE_S", -1.0)  # as if LEASE_S had passed
+    assert alive.claim(2) == "granted"
+
+
+def test_on_sqlite_a_killed_process_claims_hold_nothing_back(tmp_path):
+    """SQLite has one searching process per run (its lock): what a killed one claimed is dropped at the next."""
+    store = Store(tmp_path)
+    run = store.create_run(problem_path="p.py", problem_hash="ph", platform="cpu", config={}, config_hash="c", budget=2)
+    killed = Agent(store, run.id)
+    killed.join()
+    assert killed.claim(2) == "granted" and killed.claim(2) == "granted"
+    resumed = Agent(store, run.id)
+    resumed.join()
+    assert resumed.claim(2) == "granted"
+
+
+def test_join_needs_a_store_several_processes_write(tmp_path, seed):
+    with pytest.raises(SessionError, match="--join .* needs a store they can all write: --db postgresql://"):
+        session.open_run(Store(tmp_path), RunSpec(PROBLEM, seed), join=True)
+
+
+def test_a_second_process_on_a_postgresql_run_is_told_of_join(tmp_path, pg_url, seed):
+    store = Store(tmp_path, pg_url)
+    first = session.open_run(store, RunSpec(PROBLEM, seed), Limits(budget=3))
+    try:
+        p = subprocess.run(
+            [sys.executable, "-m", "kernelevolve", "optimize", "--resume", first.run.id, "--db", pg_url]
+            + ["--runs-dir", str(tmp_path)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            cwd=ROOT,
+        )
+    finally:
+        session.run_lock.release(store.runs_dir / first.run.id)
+    assert p.returncode == 2, p.stderr
+    assert "is being searched by another process" in p.stderr and "add --join" in p.stderr

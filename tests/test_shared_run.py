@@ -140,3 +140,51 @@ def test_a_second_process_on_a_postgresql_run_is_told_of_join(tmp_path, pg_url, 
         session.run_lock.release(store.runs_dir / first.run.id)
     assert p.returncode == 2, p.stderr
     assert "is being searched by another process" in p.stderr and "add --join" in p.stderr
+
+
+SEED = """import torch
+import torch.nn as nn
+
+TILE = 64
+TUNABLES = {"TILE": [16, 32, 64, 128]}
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        return torch.cat([x[:, i : i + TILE].t() for i in range(0, x.shape[1], TILE)]).contiguous()
+"""
+
+
+def test_a_search_through_the_harness_and_every_command_on_postgresql(tmp_path, pg_url):
+    """optimize, a second process joining it (--resume --join), runs, show, export and report, on one
+    PostgreSQL store, the evaluations through the real harness on the cpu target."""
+    from typer.testing import CliRunner
+
+    from kernelevolve.cli import app
+
+    problem = tmp_path / "transpose_small.py"
+    problem.write_text(
+        PROBLEM.read_text().replace("N = 2048", "N = 256").replace('"N": 2048}, {"N": 1000', '"N": 256}, {"N": 100')
+    )
+    seed = tmp_path / "seed.py"
+    seed.write_text(SEED)
+    where = ["--db", pg_url, "--runs-dir", str(tmp_path / "runs")]
+    cli = CliRunner()
+    common = ["--target", "cpu", "--trials", "1", "--no-compile-baseline", "--json", *where]
+    first = cli.invoke(app, ["optimize", str(problem), "--seed", str(seed), "--budget", "2", *common])
+    assert first.exit_code == 0, first.output
+    run = json.loads(first.stdout)["run"]
+    joined = cli.invoke(app, ["optimize", "--resume", run, "--join", "--budget", "3", *common])
+    assert joined.exit_code == 0, joined.output
+    out = json.loads(joined.stdout)
+    assert out["evaluations"] == 3 and out["stop_reason"] == "budget of 3 nodes reached" and out["seed_fitness"] > 0
+    store = Store(tmp_path / "runs", pg_url)
+    assert [r.step for r in store.nodes(run)] == [1, 2, 3] and store.get_run(run).status == "done"
+    listed = cli.invoke(app, ["runs", *where])
+    assert listed.exit_code == 0 and run in listed.stdout
+    shown = cli.invoke(app, ["show", run, "--all", *where])
+    assert shown.exit_code == 0 and "all 3 nodes" in shown.stdout
+    exported = cli.invoke(app, ["export", run, "--out", str(tmp_path / "fast.py"), *where])
+    assert exported.exit_code == 0 and "_DISPATCH" in (tmp_path / "fast.py").read_text()
+    report = cli.invoke(app, ["report", run, "--out", str(tmp_path / "r.html"), *where])
+    assert report.exit_code == 0 and run in (tmp_path / "r.html").read_text()

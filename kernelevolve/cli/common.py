@@ -135,7 +135,11 @@ MAX_INFLIGHT = typer.Option(
 
 # readable=False: the store, not the option parser, says what is wrong with the folder (kernelevolve/store/store.py).
 RUNS_DIR = typer.Option(Path("runs"), "--runs-dir", readable=False, help="where runs, their store and artifacts live")
-DB = typer.Option(None, "--db", help="SQLAlchemy URL of the store (default: SQLite in the runs directory)")
+DB = typer.Option(
+    None,
+    "--db",
+    help="SQLAlchemy URL of the store, e.g. postgresql://USER:PASSWORD@HOST/DB (default: SQLite in the runs directory)",
+)
 
 
 def usage_error(message: str) -> typer.Exit:

@@ -155,7 +155,7 @@ JOIN = typer.Option(
     False,
     "--join",
     help="search the run beside the processes searching it already, sharing its budget (a PostgreSQL --db; "
-    "docs/store.md)",
+    "docs/cli.md)",
 )
 JSON = typer.Option(False, "--json", help="print one JSON object on stdout at the end")
 TIMEOUT = typer.Option(300.0, help="per-evaluation wall-clock limit in seconds")

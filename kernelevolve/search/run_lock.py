@@ -1,7 +1,7 @@
 """One process searches a run at a time: an flock on the run's folder, which the kernel releases when its holder
 exits (a killed process leaves nothing to clean up). Two processes stepping one run would both write its store and
-its pending calls. The lock is local to the machine: a store on a PostgreSQL server shared by several machines
-still needs one searching process per run."""
+its pending calls. The lock is local to the machine. Processes that share a run on a PostgreSQL store
+(`optimize --join`) do not take it: the store keeps them apart (store/agents.py)."""
 
 from __future__ import annotations
 

@@ -201,7 +201,7 @@ def open_run(
 ) -> Session:
     """The run this spec identifies, resumed if it exists (or the run `run_id` names), else created; limits not
     asked for are the resumed run's own. join: search it beside the processes searching it already (a store
-    several processes write, PostgreSQL; docs/store.md), without the run's lock."""
+    several processes write, PostgreSQL; docs/cli.md), without the run's lock."""
     spec.check()
     if join and store.single_writer:
         raise SessionError(
@@ -246,7 +246,7 @@ def _hold(store: Store, run_id: str, join: bool) -> None:
     except run_lock.RunInUse as e:
         if store.single_writer:
             raise SessionError(str(e)) from None
-        raise SessionError(f"{e}; or add --join to search it beside that process (docs/store.md)") from None
+        raise SessionError(f"{e}; or add --join to search it beside that process (docs/cli.md)") from None
     except OSError as e:
         raise SessionError(f"cannot lock run {run_id} under {store.runs_dir}: {e.strerror or e}") from None
 

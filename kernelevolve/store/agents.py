@@ -3,7 +3,7 @@ the run, and every step claims one of the run's budgeted nodes before it starts,
 run's row, so the processes together store exactly the budget and never two nodes under one number. SQLite keeps
 one searching process per run (search/run_lock.py); the same claims run there, with one agent.
 
-docs/store.md ("Several processes on one run") says what a user types and what is shared.
+docs/cli.md ("Several processes on one run") says what a user types and what is shared.
 """
 
 from __future__ import annotations

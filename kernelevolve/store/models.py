@@ -42,7 +42,7 @@ class Run(Base):
 
 class Node(Base):
     __tablename__ = "nodes"
-    # Constraints, not luck, keep several searching processes (docs/store.md, "Several processes on one run") from
+    # Constraints, not luck, keep several searching processes (docs/cli.md, "Several processes on one run") from
     # storing a kernel twice or two nodes under one number.
     __table_args__ = (
         UniqueConstraint("run_id", "source_hash", name="uq_node_source"),
@@ -125,7 +125,7 @@ class LLMCall(Base):
 
 class RunAgent(Base):
     """A process searching a run, and the nodes of the run's budget its steps in flight have claimed: the budget
-    is shared by every process on the run (kernelevolve/store/agents.py, docs/store.md)."""
+    is shared by every process on the run (kernelevolve/store/agents.py, docs/cli.md)."""
 
     __tablename__ = "run_agents"
 

@@ -12,7 +12,6 @@ max_page_count, which fails a write exactly as a full disk does ("database or di
 from __future__ import annotations
 
 import errno
-import importlib.util
 import os
 import socket
 import subprocess
@@ -129,11 +128,15 @@ def test_export_to_a_path_that_cannot_be_written(tmp_path, monkeypatch):
 # ---- --db postgresql:// without psycopg ----
 
 
-@pytest.mark.skipif(importlib.util.find_spec("psycopg") is not None, reason="psycopg is installed")
 def test_postgresql_url_without_psycopg_names_the_package(tmp_path):
+    """Where psycopg is installed (CI installs the postgres extra), the commands run with its import blocked."""
+    blocker = tmp_path / "no-psycopg"
+    blocker.mkdir()
+    (blocker / "sitecustomize.py").write_text("import sys\nsys.modules['psycopg'] = None  # import psycopg fails\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(blocker), os.environ.get("PYTHONPATH", "")])}
     url = "postgresql://user:secret@localhost/kernelevolve"
     for args in (["runs"], ["show", "somerun"], ["optimize", PROBLEM, "--seed", SEED, "--target", "cpu"]):
-        line = _one_error_line(_python(*args, "--db", url, "--runs-dir", tmp_path))
+        line = _one_error_line(_python(*args, "--db", url, "--runs-dir", tmp_path, env=env))
         assert line == (
             "error: the store URL postgresql://user:***@localhost/kernelevolve needs the Python package "
             "'psycopg[binary]', which is not installed: pip install \"psycopg[binary]\""

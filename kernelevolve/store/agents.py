@@ -12,34 +12,18 @@ import os
 import secrets
 import socket
 import time
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from sqlalchemy import delete, func, select, update
 
-from kernelevolve.store.models import LLMCall, Node, Run, RunAgent
-
-if TYPE_CHECKING:
-    from kernelevolve.store.store import Store
+from kernelevolve.store.locking import lock_run, release_claim
+from kernelevolve.store.models import LLMCall, Node, RunAgent
+from kernelevolve.store.store import Store
 
 # An agent not heard from for this long is gone (killed, its machine lost): its claims stop counting.
 LEASE_S = 120.0
 
 Claim = Literal["granted", "spent", "wait"]  # wait: the budget left is claimed by other agents' steps in flight
-
-
-def lock_run(s: Any, run_id: str) -> Run | None:
-    """The run's row, locked until the transaction ends (SELECT ... FOR UPDATE on PostgreSQL; SQLite has one writer
-    and ignores it): claims and node numbers of the run are taken one process at a time."""
-    return s.scalars(select(Run).where(Run.id == run_id).with_for_update()).first()
-
-
-def release_claim(s: Any, run_id: str, agent: str) -> None:
-    """One claim of the agent given back, in the caller's transaction (with the node or call that settles it)."""
-    s.execute(
-        update(RunAgent)
-        .where(RunAgent.run_id == run_id, RunAgent.agent == agent, RunAgent.inflight > 0)
-        .values(inflight=RunAgent.inflight - 1, heartbeat=time.time())
-    )
 
 
 class Agent:

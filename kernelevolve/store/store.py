@@ -24,7 +24,7 @@ from sqlalchemy.exc import ArgumentError, OperationalError, SQLAlchemyError
 from sqlalchemy.orm import Session, selectinload, sessionmaker
 
 from kernelevolve.result import MACHINE_STATUSES, EvalResult
-from kernelevolve.store.agents import lock_run, release_claim
+from kernelevolve.store.locking import lock_run, release_claim
 from kernelevolve.store.models import Base, Edge, Evaluation, LLMCall, Node, NodeAnalysis, Run, RunAgent
 
 DB_NAME = "kernelevolve.db"

@@ -552,7 +552,9 @@ class Driver:
 
     def _sync(self) -> None:
         """The nodes other processes on the run stored since the last look, merged into the graph; the strategy
-        observes them (their MCTS statistics were stored by the process that made them)."""
+        observes them (their MCTS statistics were stored by the process that made them). SQLite has no others."""
+        if self.store.single_writer:
+            return
         rows = self.store.nodes_after(self.run.id, self._seen)
         self._seen = max([self._seen, *(r.id for r in rows)])
         for node in self.graph.merge(rows):

@@ -143,6 +143,16 @@ def test_postgresql_url_without_psycopg_names_the_package(tmp_path):
         )
 
 
+def test_bench_opens_the_store_db_names_and_says_why_it_cannot(tmp_path):
+    """bench takes --db as optimize does; a server that refuses is one line, its password hidden."""
+    pytest.importorskip("psycopg", reason="needs psycopg: pip install -e '.[postgres]'")
+    url = "postgresql://user:secret@127.0.0.1:1/kernelevolve"  # port 1: nothing listens
+    args = ["bench", "ranking", "--no-search", "--target", "cpu", "--out", tmp_path / "out", "--db", url]
+    line = _error_line(_cli(*args, "--runs-dir", tmp_path / "runs"))
+    assert line.startswith("error: cannot open the store at postgresql://user:***@127.0.0.1:1/kernelevolve: ")
+    assert "secret" not in line
+
+
 # ---- a full disk ----
 
 

@@ -124,6 +124,16 @@ def test_join_needs_a_store_several_processes_write(tmp_path, seed):
         session.open_run(Store(tmp_path), RunSpec(PROBLEM, seed), join=True)
 
 
+def test_join_needs_a_model_that_answers_within_the_session(tmp_path, pg_url, seed):
+    store = Store(tmp_path, pg_url)
+    spec = RunSpec(PROBLEM, seed, llm=(f"inbox:{tmp_path / 'inbox'}",))
+    opened = session.open_run(store, spec, join=True)
+    with pytest.raises(SessionError, match="--join needs a model that answers within the session: inbox:"):
+        with session.starting(opened):
+            session.llm_operator(opened, session.LLMSettings())
+    assert store.get_run(opened.run.id).status == "failed"
+
+
 def test_a_second_process_on_a_postgresql_run_is_told_of_join(tmp_path, pg_url, seed):
     store = Store(tmp_path, pg_url)
     first = session.open_run(store, RunSpec(PROBLEM, seed), Limits(budget=3))

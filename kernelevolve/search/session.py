@@ -29,7 +29,7 @@ from kernelevolve.result import EvalResult
 from kernelevolve.search import run_lock
 from kernelevolve.search.driver import Driver, Progress, Root, SearchConfig
 from kernelevolve.search.graph import Graph
-from kernelevolve.search.ports import Evaluate, Propose
+from kernelevolve.search.ports import Defer, Evaluate, Propose
 from kernelevolve.search.strategies import STRATEGIES, make_strategy
 from kernelevolve.store.models import Run
 from kernelevolve.store.store import Store, StoreError
@@ -270,6 +270,11 @@ def llm_operator(session: Session, settings: LLMSettings) -> Propose | None:
     """The model's operator the spec's --llm names: replay of a recorded run, or the universal operator over an
     ensemble of clients; None without --llm. A client without its API key is refused here, before any step."""
     operator = _llm(session.store, session.spec, session.problem, settings, session.notes, check_keys=True)
+    if session.joined and isinstance(operator, Defer):  # each process would serve the same waiting calls
+        raise SessionError(
+            f"--join needs a model that answers within the session: {', '.join(session.spec.llm)} answers later "
+            "(inbox:, batch), and its waiting calls belong to one process; search this run without --join"
+        )
     if operator is not None and hasattr(operator, "call_prefix"):
         operator.call_prefix = f"{session.problem.name}-{session.run.id}-"
     return operator

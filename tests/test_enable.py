@@ -192,3 +192,8 @@ def test_the_export_command_writes_the_operator_file_and_refuses_a_problem_witho
     assert r.exit_code == 2 and "names no ATEN_OPERATOR" in r.stderr
     r = CliRunner().invoke(app, ["export", run.id, *args])
     assert r.exit_code == 2 and "give one of --out FILE" in r.stderr
+    other = tmp_path / "relu_named_sigmoid.py"
+    other.write_text((PROBLEMS / "relu.py").read_text().replace('"aten::relu"', '"aten::sigmoid"'))
+    wrong = record_run(store, other, kernel_source("relu"), [2.0])
+    r = CliRunner().invoke(app, ["export", wrong.id, "--kernel-dir", str(tmp_path / "k3"), *args])
+    assert r.exit_code == 2 and "its Model is not aten::sigmoid on get_inputs()" in r.stderr

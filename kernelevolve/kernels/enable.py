@@ -83,6 +83,12 @@ class Enabled:
 
 def enable(kernel_dir: str | Path) -> Enabled:
     """Register every kernel of `kernel_dir` for its ATen operator; EnableError (nothing registered) otherwise."""
+    import torch
+
+    if not hasattr(torch.library, "get_kernel"):
+        raise EnableError(
+            f"torch {torch.__version__} has no torch.library.get_kernel, which enable needs: upgrade torch"
+        )
     folder = Path(kernel_dir)
     plans = prepare(folder)
     return _register(folder, plans)

@@ -9,6 +9,7 @@ as the module export does), recorded with the pattern of the call it was proven 
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +40,7 @@ def export_kernel_dir(store: Store, run: Run, folder: Path) -> tuple[Path, Entry
         cases = case_patterns(module, op)
     except calls.CallError as e:
         raise ExportError(f"{run.problem_path}: {e}") from None
+    _check_is_operator(module, op, min(cases, key=lambda c: _numel(c[1]))[0])
     evaluations = store.evaluations(run.id, correct_only=True)
     best = winners(sorted(evaluations.items()), len(cases))
     nodes = {n.id: n for n in store.nodes(run.id)}
@@ -85,6 +87,44 @@ def case_patterns(module: Any, op: Any) -> list[tuple[dict[str, Any], calls.Patt
         out.append((spec, calls.merge(*draws), len(inputs)))
     bind_case(module, {}, defaults)
     return out
+
+
+def _numel(pattern: calls.Pattern) -> int:
+    return sum(math.prod(s or 1 for s in a["shape"]) for a in pattern if "shape" in a)
+
+
+def _check_is_operator(module: Any, op: Any, spec: dict[str, Any]) -> None:
+    """The problem's Model must be the operator on its inputs (later arguments at their defaults), or a kernel
+    proven on it would serve calls it never computed: checked on the smallest case, drawn on the CPU."""
+    import torch
+
+    from kernelevolve.problem.inputs import problem_dtype
+    from kernelevolve.problem.problem import bind_case, case_defaults, shape_cases
+
+    defaults = case_defaults(module, shape_cases(module))
+    bind_case(module, spec, defaults)
+    try:
+        inputs = [_cast(x, problem_dtype(module)) for x in draw(module, 1, "cpu")]
+        with torch.no_grad():
+            expected = module.Model(*module.get_init_inputs())(*inputs)
+            got = op(*inputs)
+    finally:
+        bind_case(module, {}, defaults)
+    if not _same(got, expected):
+        raise ExportError(
+            f"{module.__file__}: its Model is not {op.name()} on get_inputs() (later arguments at their defaults), "
+            "so its kernels cannot stand in for that operator in a model"
+        )
+
+
+def _same(a: Any, b: Any) -> bool:
+    import torch
+
+    if isinstance(a, (tuple, list)) or isinstance(b, (tuple, list)):
+        return type(a) is type(b) and len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
+        return a.shape == b.shape and a.dtype == b.dtype and torch.allclose(a, b, equal_nan=True)
+    return a == b
 
 
 def _cast(x: Any, dtype: Any) -> Any:

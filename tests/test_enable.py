@@ -197,3 +197,48 @@ def test_the_export_command_writes_the_operator_file_and_refuses_a_problem_witho
     wrong = record_run(store, other, kernel_source("relu"), [2.0])
     r = CliRunner().invoke(app, ["export", wrong.id, "--kernel-dir", str(tmp_path / "k3"), *args])
     assert r.exit_code == 2 and "its Model is not aten::sigmoid on get_inputs()" in r.stderr
+
+
+TRITON_RELU = """import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _relu(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n
+    x = tl.load(x_ptr + offsets, mask=mask)
+    tl.store(y_ptr + offsets, tl.maximum(x, 0.0), mask=mask)
+
+
+class ModelNew(nn.Module):
+    calls = 0
+
+    def forward(self, x):
+        type(self).calls += 1
+        y = torch.empty_like(x)
+        _relu[(triton.cdiv(x.numel(), 1024),)](x, y, x.numel(), BLOCK=1024)
+        return y
+"""
+
+
+@pytest.mark.gpu
+def test_a_triton_kernel_serves_cuda_calls_and_leaves_the_cpu_to_aten(tmp_path):
+    pytest.importorskip("triton")
+    from kernelevolve.kernels.write import export_kernel_dir
+    from kernelevolve.store.store import Store
+    from tests.aten_kernels import PROBLEMS, record_run
+
+    store = Store(tmp_path / "runs")
+    run = record_run(store, PROBLEMS / "relu.py", TRITON_RELU, [2.0])
+    run.platform = "cuda"  # the export reads the device from the run
+    _, entry = export_kernel_dir(store, run, tmp_path / "kernels")
+    assert entry is not None and entry.device == "cuda"
+    x = torch.randn(4, 16, device="cuda")
+    with kernelevolve.enable(tmp_path / "kernels") as handle:
+        got = torch.relu(x)
+        torch.relu(x.cpu())
+        assert _calls(handle)["aten::relu"] == 1
+    torch.testing.assert_close(got, torch.relu(x))

@@ -249,8 +249,10 @@ def _impl_name(op: Any) -> str:
 def _impl(plan: Plan, op: Any, kind: str, original: Any) -> Callable[..., Any]:
     """The impl registered for `op`: the proven kernel where the call fits a case, else the original kernel."""
     schema = op._schema
-    names = [a.name for a in plan.op._schema.arguments]
     positions = [a.name for a in schema.arguments]
+    operand = [
+        positions.index(a.name) for a in plan.op._schema.arguments
+    ]  # a variant's arguments, the operator's order
 
     def fallback(keyset: Any, args: tuple, kwargs: dict[str, Any]) -> Any:
         return original.call_boxed(keyset, *calls.as_tensors(schema, list(args)), **kwargs)
@@ -262,7 +264,7 @@ def _impl(plan: Plan, op: Any, kind: str, original: Any) -> Callable[..., Any]:
             bound = calls.bind(schema, args, kwargs)
         except calls.CallError:
             return fallback(keyset, args, kwargs)
-        values = [bound[positions.index(n)] for n in names] if kind else bound
+        values = [bound[i] for i in operand] if kind else bound
         proven = plan.lookup(values)
         if proven is None:
             return fallback(keyset, args, kwargs)

@@ -250,9 +250,8 @@ def _impl(plan: Plan, op: Any, kind: str, original: Any) -> Callable[..., Any]:
     """The impl registered for `op`: the proven kernel where the call fits a case, else the original kernel."""
     schema = op._schema
     positions = [a.name for a in schema.arguments]
-    operand = [
-        positions.index(a.name) for a in plan.op._schema.arguments
-    ]  # a variant's arguments, the operator's order
+    # where each of the operator's arguments sits in this variant's (the identity for the operator itself)
+    operand = [positions.index(a.name) for a in plan.op._schema.arguments]
 
     def fallback(keyset: Any, args: tuple, kwargs: dict[str, Any]) -> Any:
         return original.call_boxed(keyset, *calls.as_tensors(schema, list(args)), **kwargs)

@@ -1,0 +1,17 @@
+"""KernelEvolve. `kernelevolve.enable(KERNEL_DIR)` / `kernelevolve.disable()` run exported kernels inside any model
+(docs/aten.md "Kernels in a model: enable()"); they are imported on first use, so importing the package (as every
+worker process does) imports nothing else."""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["disable", "enable"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in __all__:
+        from kernelevolve.kernels import enable as _enable
+
+        return getattr(_enable, name)
+    raise AttributeError(f"module 'kernelevolve' has no attribute {name!r}")

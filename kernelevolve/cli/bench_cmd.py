@@ -54,6 +54,7 @@ from kernelevolve.suites.bench import (
     roofline_rule,
     row_from,
 )
+from kernelevolve.suites.scores import scores
 
 # bench's options, one constant each, so that the command's signature reads as a list.
 SUITE = typer.Argument(..., help="a folder of <name>/problem.py, a glob, 'ranking', or 'kernelbench'")
@@ -280,6 +281,7 @@ def _write(out: Path, rows: list[BenchRow], h: Header) -> str:
                 "rows": [asdict(r) for r in rows],
                 "roofline_rule": roofline_rule(rows),
                 "hbm_rule": hbm_rule(rows),
+                "scores": scores(rows),  # BackendBench's (suites/scores.py)
             },
             indent=1,
         )

@@ -507,17 +507,25 @@ def show_command(
 @app.command("export")
 def export_command(
     run_id: str = typer.Argument(..., help="run id (or a unique prefix)"),
-    out: Path = typer.Option(..., "--out", help="the module to write"),
+    out: Path | None = typer.Option(None, "--out", help="the module to write"),
+    kernel_dir: Path | None = typer.Option(
+        None, "--kernel-dir", help="ATen operator problems: write the operator's file into this kernel directory"
+    ),
     runs_dir: Path = RUNS_DIR,
     db: str | None = DB,
 ) -> None:
-    """Write the run's result as one module dispatching each shape case to its fastest correct kernel."""
+    """Write the run's result as one module dispatching each shape case to its fastest correct kernel, or (with
+    --kernel-dir) as its ATen operator's file of a kernel directory for kernelevolve.enable."""
     from kernelevolve.search.export import ExportError, export
 
+    if (out is None) == (kernel_dir is None):
+        raise usage_error("give one of --out FILE (a module) or --kernel-dir DIR (an ATen operator's kernel file)")
     store = _open_store(runs_dir, db)
     run = store.get_run(run_id)
     if run is None:
         raise usage_error(f"no run {run_id!r} in {store.shown_url()}")
+    if kernel_dir is not None:
+        return _export_kernel_dir(store, run, kernel_dir)
     try:
         choices = export(store, run, out)
     except (ExportError, ProblemError) as e:
@@ -526,3 +534,20 @@ def export_command(
     for i, c in enumerate(choices):
         err.print(f"case {i} {c.shape}: " + (f"node {step[c.node]} ({c.speedup:.2f}x)" if c.node else "reference"))
     err.print(f"wrote {out}")
+
+
+def _export_kernel_dir(store: Store, run: Run, folder: Path) -> None:
+    from kernelevolve.kernels.write import export_kernel_dir
+    from kernelevolve.search.export import ExportError
+
+    try:
+        path, entry = export_kernel_dir(store, run, folder)
+    except (ExportError, ProblemError) as e:
+        raise usage_error(str(e)) from None
+    if entry is None:
+        err.print(f"no kernel beat the baseline on any case: nothing written, ATen serves {path.stem}")
+        return
+    for c in entry.dispatch:
+        shape = " ".join(f"{k}={v}" for k, v in c["shape"].items()) or "-"
+        err.print(f"case {shape}: node {c['node']} ({c['speedup']:.2f}x over eager)")
+    err.print(f"wrote {path} ({entry.operator}; kernelevolve.enable({str(folder)!r}) runs it)")

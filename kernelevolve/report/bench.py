@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from kernelevolve.suites.bench import (
+    BASELINE_NOTE,
     HBM_RULE_SHARE,
     ROOFLINE_RULE_COMPILE_ABOVE,
     ROOFLINE_RULE_WITHIN,
@@ -18,6 +19,7 @@ from kernelevolve.suites.bench import (
     hbm_rule,
     roofline_rule,
 )
+from kernelevolve.suites.scores import scores
 
 RESULTS = "results.json"
 FAST_P = (1.0, 1.5, 2.0)
@@ -68,6 +70,7 @@ def bench_data(results: dict[str, Any], links: dict[str, str] | None = None) -> 
                 "kernelbench_correct": r.kernelbench_correct,
                 "speedup_eager": r.speedup_eager,
                 "speedup_compile": r.speedup_compile,
+                "speedup_best": r.speedup_best,
                 "worst_case": r.worst_case,
                 "roofline": r.roofline,
                 "seed": r.seed,
@@ -92,4 +95,6 @@ def bench_data(results: dict[str, Any], links: dict[str, str] | None = None) -> 
             "cases": roofline_rule(rows),
         },
         "hbm_rule": {"share": HBM_RULE_SHARE, "cases": hbm_rule(rows)},
+        "baseline": BASELINE_NOTE,
+        "scores": scores(rows),
     }

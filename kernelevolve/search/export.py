@@ -46,15 +46,16 @@ def input_signatures(problem_path: str) -> list[tuple[dict[str, Any], tuple]]:
     for case in cases:
         bind_case(module, case, defaults)
         try:
-            draws = [signature(_draw(module, seed, "meta"), dtype) for seed in (1, 2)]
+            draws = [signature(draw(module, seed, "meta"), dtype) for seed in (1, 2)]
         except Exception:  # noqa: BLE001 - e.g. .item() on a meta tensor: sizes that depend on the data
-            draws = [signature(_draw(module, seed, "cpu"), dtype) for seed in (1, 2)]
+            draws = [signature(draw(module, seed, "cpu"), dtype) for seed in (1, 2)]
         out.append((case, merge_signatures(*draws)))
     bind_case(module, {}, defaults)
     return out
 
 
-def _draw(module: Any, seed: int, device: str) -> list[Any]:
+def draw(module: Any, seed: int, device: str) -> list[Any]:
+    """The problem's inputs for the case bound in `module`, drawn with `seed` on `device`."""
     import random
 
     import torch

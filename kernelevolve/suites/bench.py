@@ -16,7 +16,8 @@ from typing import Any
 from kernelevolve.platforms import get_platform
 from kernelevolve.problem.candidate import detect_languages
 from kernelevolve.problem.problem import TargetSpeedup
-from kernelevolve.result import EvalResult
+from kernelevolve.result import EvalResult, geomean
+from kernelevolve.suites import scores
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SUITES = {"ranking": REPO_ROOT / "suites" / "ranking"}
@@ -63,6 +64,8 @@ class BenchRow:
     waiting: int = 0  # a deferred model's calls the problem's run waits for (status "waiting")
     degraded: list[str] = field(default_factory=list)  # guarantees the row's evaluation ran without
     harness_peak_bytes: int | None = None  # cuda: the harness's peak device memory while it prepared the sets
+    # over the faster of eager and torch.compile per case (eager alone where compile was not timed or was wrong)
+    speedup_best: float | None = None
 
 
 def _seed_for(folder: Path, target: str) -> Path | None:
@@ -141,6 +144,9 @@ def row_from(name: str, result: EvalResult, seed: str = "", run: str = "", kerne
                 "correct": c.correct,
                 "speedup_eager": _ratio(c.t_eager_ms, c.t_candidate_ms),
                 "speedup_compile": _ratio(c.t_compile_ms, c.t_candidate_ms),
+                "speedup_best": scores.best_of(
+                    c.t_candidate_ms, c.t_eager_ms, c.t_compile_ms if c.compile_baseline_correct is not False else None
+                ),
                 "t_candidate_ms": c.t_candidate_ms,
                 "t_eager_ms": c.t_eager_ms,
                 "t_compile_ms": c.t_compile_ms,
@@ -176,7 +182,15 @@ def row_from(name: str, result: EvalResult, seed: str = "", run: str = "", kerne
         kernelbench_correct=result.kernelbench_correct,
         degraded=list(result.degraded),
         harness_peak_bytes=result.harness_peak_bytes,
+        speedup_best=_geomean([c["speedup_best"] for c in cases]) if result.correct else None,
     )
+
+
+def _geomean(values: list[float | None]) -> float | None:
+    """Over every case, or None where one was not timed."""
+    if not values or not all(values):
+        return None
+    return geomean([v for v in values if v])
 
 
 def apply_target(row: BenchRow, target: TargetSpeedup | None) -> BenchRow:
@@ -373,6 +387,13 @@ def _x(v: float | None) -> str:
     return f"{v:.2f}x" if v else "-"
 
 
+BASELINE_NOTE = (
+    "Baselines: a speedup is the baseline's time over the kernel's on each shape case, the geometric mean over the "
+    "cases; eager is PyTorch's own reference on the same device, torch.compile its compiled form (where timed), and "
+    "the faster of the two is taken per case (eager where torch.compile was not timed or was wrong)."
+)
+
+
 def markdown(rows: list[BenchRow], header: str) -> str:
     lines = [
         header,
@@ -381,15 +402,19 @@ def markdown(rows: list[BenchRow], header: str) -> str:
     verdicts = any(r.kernelbench_correct is not None for r in rows)  # rows from before the field: no column
     kb_head = " KernelBench's verdict |" if verdicts else ""
     lines += [
-        f"| problem | status |{kb_head} speedup vs eager | vs torch.compile | worst case | roofline | seed / run |",
-        "| --- " * (8 if verdicts else 7) + "|",
+        BASELINE_NOTE,
+        "",
+        f"| problem | status |{kb_head} speedup vs eager | vs torch.compile | vs the faster of the two | worst case "
+        "| roofline | seed / run |",
+        "| --- " * (9 if verdicts else 8) + "|",
     ]
     for r in rows:
         roof = f"{100 * r.roofline:.0f}%" if r.roofline else "-"
         kb = f" {({True: 'correct', False: 'incorrect', None: '-'})[r.kernelbench_correct]} |" if verdicts else ""
         status = f"{r.status}, degraded" if r.degraded else r.status
         lines.append(
-            f"| {r.name} | {status} |{kb} {_x(r.speedup_eager)} | {_x(r.speedup_compile)} | {_x(r.worst_case)} "
+            f"| {r.name} | {status} |{kb} {_x(r.speedup_eager)} | {_x(r.speedup_compile)} | {_x(r.speedup_best)} "
+            f"| {_x(r.worst_case)} "
             f"| {roof} | {r.seed or '-'}{' / ' + r.run if r.run else ''} |"
         )
     if verdicts:
@@ -427,4 +452,5 @@ def markdown(rows: list[BenchRow], header: str) -> str:
         lines.append(
             f"fast_p over {label}: " + ", ".join(f"p={p:g}: {fast_p(rows, p, key):.2f}" for p in (1.0, 1.5, 2.0))
         )
+    lines += scores.markdown(rows)
     return "\n".join(lines) + "\n"

@@ -12,11 +12,13 @@ BENCH.hover = (cases, fmt) => ({customdata: cases.map((c) => KE.shape(c.shape)),
 BENCH.render = (data) => {
   const rows = data.rows, correct = rows.filter((r) => r.correct).length;
   const fp = data.fast_p;
-  KE.fill("subtitle", `${data.suite} on ${data.target} · ${data.date}`);
+  KE.fill("subtitle", `${data.suite} on ${data.target} · ${data.date} · ${data.baseline || ""}`);
   KE.fill("cards",
     KE.card("problems", String(rows.length), `${correct} correct`),
     ...fp.p.map((p, i) => KE.card(`fast_${p} over eager`, fp.eager[i].toFixed(2),
       fp.compile ? `over torch.compile ${fp.compile[i].toFixed(2)}` : null)),
+    ...(data.scores ? [KE.card("BackendBench pass rate", data.scores.pass_rate.toFixed(2),
+      Object.entries(data.scores.geomean_speedup).map(([b, v]) => `geomean ${KE.x(v)} over ${b}`).join("; "))] : []),
     KE.card("targets met", data.targets.length ? `${data.targets.filter((t) => t.met).length} of ${data.targets.length}` : "-"));
 
   KE.fill("rows-table", KE.table([
@@ -24,6 +26,7 @@ BENCH.render = (data) => {
     ["status", (r) => KE.badge(r.status)],
     ["KernelBench's verdict", (r) => ({true: "correct", false: "incorrect", null: "-"})[String(r.kernelbench_correct)] || "-"],
     ["vs eager", (r) => KE.x(r.speedup_eager), "num"], ["vs torch.compile", (r) => KE.x(r.speedup_compile), "num"],
+    ["vs the faster of the two", (r) => KE.x(r.speedup_best), "num"],
     ["worst case", (r) => KE.x(r.worst_case), "num"], ["roofline", (r) => (r.roofline ? KE.pct(r.roofline) : "-"), "num"],
     ["seed / run", (r) => `${r.seed || "-"}${r.run ? " / " + r.run : ""}`],
     ["search, or why not correct", (r) => (r.correct ? r.search : r.reason) || "-"]], rows));

@@ -1,0 +1,163 @@
+"""One file of a kernel directory: the kernels of one ATen operator, the table of what each was proven on, and
+the evidence (docs/aten.md "Kernels in a model: enable()").
+
+The file is Python a person reads top to bottom (a docstring with the table and the evidence, then literals), and
+it is read back with `ast.literal_eval`, never executed: a corrupt or foreign file is found without running it.
+Only `enable` runs the kernels' sources, after every file of the directory has been read.
+"""
+
+from __future__ import annotations
+
+import ast
+import pprint
+import re
+import textwrap
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+FORMAT = 1
+MARKER = "KERNELEVOLVE_KERNEL_FORMAT"
+FIELDS = ("ATEN_OPERATOR", "ATEN_VARIANTS", "DEVICE", "INIT_INPUTS", "EVIDENCE", "DISPATCH", "KERNELS")
+DEVICES = {"cpu": "CPU", "cuda": "CUDA"}  # the kernel's device -> the dispatch key it is registered for
+OPERATOR = re.compile(r"aten::[A-Za-z0-9_]+(\.[A-Za-z0-9_]+)?")
+
+
+class EntryError(Exception):
+    """A file of the directory that is not a readable kernel entry: the message names the file and the fix."""
+
+
+@dataclass
+class Entry:
+    """One operator's kernels. dispatch: per proven case, {"kernel": name in kernels, "arguments": Pattern of
+    every schema argument, "node", "step", "shape", "verdict", "speedup", ...}."""
+
+    operator: str
+    variants: list[str]
+    device: str
+    init_inputs: list[Any]
+    evidence: dict[str, Any]
+    dispatch: list[dict[str, Any]]
+    kernels: dict[str, str]
+    path: Path | None = field(default=None, compare=False)
+
+    @property
+    def dispatch_key(self) -> str:
+        return DEVICES[self.device]
+
+
+def file_name(operator: str) -> str:
+    """aten::add.Tensor -> aten__add.Tensor.py: the operator's name as torch spells it, readable in a listing."""
+    return operator.replace("::", "__") + ".py"
+
+
+def read(path: Path) -> Entry:
+    """The entry in `path`, checked for shape (not against torch: `enable` does that). EntryError otherwise."""
+    try:
+        tree = ast.parse(path.read_text(), filename=str(path))
+    except (OSError, UnicodeDecodeError, SyntaxError, ValueError) as e:
+        raise EntryError(f"{path}: not a readable kernel file ({type(e).__name__}: {e}); export it again") from None
+    values: dict[str, Any] = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            try:
+                values[node.targets[0].id] = ast.literal_eval(node.value)
+            except ValueError:
+                continue  # not a literal: a name we read must be one, checked below
+    if MARKER not in values:
+        raise EntryError(
+            f"{path}: not a KernelEvolve kernel file (no {MARKER}); a kernel directory holds only files written "
+            "by `kernelevolve export RUN --kernel-dir DIR`: move this one out"
+        )
+    if values[MARKER] != FORMAT:
+        raise EntryError(f"{path}: kernel file format {values[MARKER]!r}, this KernelEvolve reads {FORMAT}")
+    missing = [f for f in FIELDS if f not in values]
+    if missing:
+        raise EntryError(f"{path}: corrupt kernel file: no literal {', '.join(missing)}; export it again")
+    entry = Entry(*(values[f] for f in FIELDS), path=path)
+    _check(entry, path)
+    return entry
+
+
+def _check(entry: Entry, path: Path) -> None:
+    def bad(what: str) -> EntryError:
+        return EntryError(f"{path}: corrupt kernel file: {what}; export it again")
+
+    if not isinstance(entry.operator, str) or not OPERATOR.fullmatch(entry.operator):
+        raise bad(f"ATEN_OPERATOR {entry.operator!r} is not an operator name like 'aten::add.Tensor'")
+    if path.name != file_name(entry.operator):
+        raise bad(f"the file for {entry.operator} is named {file_name(entry.operator)}")
+    if not isinstance(entry.variants, list) or not all(
+        isinstance(v, str) and OPERATOR.fullmatch(v) for v in entry.variants
+    ):
+        raise bad("ATEN_VARIANTS is not a list of operator names")
+    if entry.device not in DEVICES:
+        raise bad(f"DEVICE {entry.device!r} is none of {', '.join(DEVICES)}")
+    if not isinstance(entry.kernels, dict) or not all(isinstance(s, str) for s in entry.kernels.values()):
+        raise bad("KERNELS is not a dict of kernel sources")
+    if not isinstance(entry.dispatch, list) or not entry.dispatch:
+        raise bad("DISPATCH is not a non-empty list of proven cases")
+    for case in entry.dispatch:
+        if not isinstance(case, dict) or case.get("kernel") not in entry.kernels:
+            raise bad(f"a DISPATCH case names no kernel of KERNELS: {case!r:.120}")
+        if not isinstance(case.get("arguments"), list) or not all(_argument(a) for a in case["arguments"]):
+            raise bad(f"a DISPATCH case's arguments are not argument patterns: {case.get('arguments')!r:.120}")
+    if not isinstance(entry.init_inputs, list) or not isinstance(entry.evidence, dict):
+        raise bad("INIT_INPUTS is not a list or EVIDENCE not a dict")
+
+
+def _argument(a: Any) -> bool:
+    if not isinstance(a, dict):
+        return False
+    if set(a) == {"value"}:
+        return isinstance(a["value"], str)
+    return set(a) == {"shape", "dtype", "layout"} and isinstance(a["shape"], list) and isinstance(a["dtype"], str)
+
+
+def render(entry: Entry) -> str:
+    """The file's text: the docstring a person reads (the table, the evidence), then the literals `read` reads."""
+    ev = entry.evidence
+    rows = ["| case | shape | kernel | verdict | speedup over eager | over the faster of eager, compile |"]
+    rows.append("| --- | --- | --- | --- | --- | --- |")
+    for i, c in enumerate(entry.dispatch):
+        shape = " ".join(f"{k}={v}" for k, v in (c.get("shape") or {}).items()) or "-"
+        rows.append(
+            f"| {i} | {shape} | {c['kernel']} | {c.get('verdict', '?')} "
+            f"| {_x(c.get('speedup'))} | {_x(c.get('speedup_best'))} |"
+        )
+    versions = ", ".join(f"{k} {v}" for k, v in sorted((ev.get("versions") or {}).items())) or "-"
+    doc = (
+        f"{entry.operator}: KernelEvolve kernels for the {entry.device} dispatch key.\n\n"
+        f"Variants served through the shim: {', '.join(entry.variants) or 'none'}.\n"
+        f"Evidence: run {ev.get('run', '?')} of {ev.get('problem', '?')}, evaluated on {ev.get('device', '?')} "
+        f"(target {ev.get('target', '?')}); correctness: {ev.get('correctness', '?')}.\nVersions: {versions}.\n\n"
+        "Each case below is the call (every argument's shape, dtype and layout, in DISPATCH) the kernel was proven\n"
+        "on; every other call of the operator runs ATen's own kernel. Speedups are this kernel's evaluation.\n\n"
+        + "\n".join(rows)
+    )
+    lines = [f'"""{doc}\n"""', "", f"{MARKER} = {FORMAT}"]
+    for name, value in zip(FIELDS[:-1], (entry.operator, entry.variants, entry.device, entry.init_inputs)):
+        lines.append(f"{name} = {value!r}")
+    lines += [f"EVIDENCE = {_pretty(entry.evidence)}", "", "DISPATCH = ["]
+    lines += [textwrap.indent(pprint.pformat(c, width=116, sort_dicts=False), "    ") + "," for c in entry.dispatch]
+    lines += ["]", "", "KERNELS = {"]
+    for name, source in entry.kernels.items():
+        lines.append(f"    {name!r}: {_source(source)},")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def _pretty(value: dict[str, Any]) -> str:
+    return "{\n" + "".join(f"    {k!r}: {v!r},\n" for k, v in value.items()) + "}"
+
+
+def _source(source: str) -> str:
+    """A kernel's source as a literal that reads as code: a raw triple-quoted string where it can be one."""
+    for quote in ('"""', "'''"):
+        if quote not in source and not source.endswith(("\\", quote[0])) and "\r" not in source:
+            return f"r{quote}{source}{quote}"
+    return repr(source)
+
+
+def _x(v: float | None) -> str:
+    return f"{v:.2f}x" if v else "-"

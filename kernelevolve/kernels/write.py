@@ -1,0 +1,187 @@
+"""`kernelevolve export RUN --kernel-dir DIR`: a run of an ATen operator problem written as that operator's file
+of a kernel directory (docs/aten.md "Kernels in a model: enable()").
+
+The problem names its operator (`ATEN_OPERATOR`, and the in-place / out= forms in `ATEN_VARIANTS`); its
+`get_inputs()` are the operator's leading arguments in schema order, every later one keeping its default. Each
+shape case goes to the fastest correct kernel measured on it that beat the baseline (search/export.py `winners`,
+as the module export does), recorded with the pattern of the call it was proven on and its evaluation.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+from kernelevolve.kernels import calls
+from kernelevolve.kernels.entry import Entry, file_name, render
+from kernelevolve.result import CaseResult, EvalResult
+from kernelevolve.search.export import ExportError, draw, winners
+from kernelevolve.store.models import Node, Run
+from kernelevolve.store.store import Store
+
+PLATFORM_DEVICE = {"cpu": "cpu", "cuda": "cuda", "rocm": "cuda"}  # ROCm builds of torch use the CUDA key
+
+
+def export_kernel_dir(store: Store, run: Run, folder: Path) -> tuple[Path, Entry | None]:
+    """Write the run's operator file into `folder` (replacing an earlier export of that operator). The entry is
+    None, and nothing is written, where no kernel beat the baseline on any case: ATen serves the operator."""
+    from kernelevolve.problem.problem import exec_problem
+
+    module = exec_problem(run.problem_path)
+    operator = getattr(module, "ATEN_OPERATOR", None)
+    if not isinstance(operator, str):
+        raise ExportError(
+            f"{run.problem_path} names no ATEN_OPERATOR: --kernel-dir exports ATen operator problems (suites/aten); "
+            "use --out for a module"
+        )
+    try:
+        op = calls.overload(operator)
+        cases = case_patterns(module, op)
+    except calls.CallError as e:
+        raise ExportError(f"{run.problem_path}: {e}") from None
+    _check_is_operator(module, op, min(cases, key=lambda c: _numel(c[1]))[0])
+    evaluations = store.evaluations(run.id, correct_only=True)
+    best = winners(sorted(evaluations.items()), len(cases))
+    nodes = {n.id: n for n in store.nodes(run.id)}
+    dispatch, kernels, evidence = [], {}, {}
+    for i, ((shape, pattern, inputs), won) in enumerate(zip(cases, best)):
+        if won is None:
+            continue
+        node, result = nodes[won[1]], evaluations[won[1]]
+        name = f"node_{node.step}"
+        kernels.setdefault(name, _source(store, node))
+        dispatch.append(_case(name, node, shape, pattern, inputs, result.cases[i]))
+        evidence = evidence or _evidence(run, result)
+    path = Path(folder) / file_name(operator)
+    if not dispatch:
+        return path, None
+    device = PLATFORM_DEVICE.get(run.platform, run.platform)
+    entry = Entry(
+        operator, list(getattr(module, "ATEN_VARIANTS", [])), device, _init_inputs(module), evidence, dispatch, kernels
+    )
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(render(entry))
+    except OSError as e:
+        raise ExportError(f"cannot write {path}: {e.strerror}") from None
+    return path, entry
+
+
+def case_patterns(module: Any, op: Any) -> list[tuple[dict[str, Any], calls.Pattern, int]]:
+    """Per shape case: its constants, the pattern of the operator call its inputs make (two draws: a size that
+    differs between them is a wildcard), and how many leading arguments the inputs are."""
+    from kernelevolve.problem.inputs import problem_dtype
+    from kernelevolve.problem.problem import bind_case, case_defaults, shape_cases
+
+    specs = shape_cases(module)
+    defaults = case_defaults(module, specs)
+    dtype = problem_dtype(module)
+    out = []
+    for spec in specs:
+        bind_case(module, spec, defaults)
+        draws = []
+        for seed in (1, 2):
+            inputs = [_cast(x, dtype) for x in draw(module, seed, "meta")]
+            draws.append(calls.pattern(calls.bind(op._schema, inputs, {})))
+        out.append((spec, calls.merge(*draws), len(inputs)))
+    bind_case(module, {}, defaults)
+    return out
+
+
+def _numel(pattern: calls.Pattern) -> int:
+    return sum(math.prod(s or 1 for s in a["shape"]) for a in pattern if "shape" in a)
+
+
+def _check_is_operator(module: Any, op: Any, spec: dict[str, Any]) -> None:
+    """The problem's Model must be the operator on its inputs (later arguments at their defaults), or a kernel
+    proven on it would serve calls it never computed: checked on the smallest case, drawn on the CPU."""
+    import torch
+
+    from kernelevolve.problem.inputs import problem_dtype
+    from kernelevolve.problem.problem import bind_case, case_defaults, shape_cases
+
+    defaults = case_defaults(module, shape_cases(module))
+    bind_case(module, spec, defaults)
+    try:
+        inputs = [_cast(x, problem_dtype(module)) for x in draw(module, 1, "cpu")]
+        with torch.no_grad():
+            expected = module.Model(*module.get_init_inputs())(*inputs)
+            got = op(*inputs)
+    finally:
+        bind_case(module, {}, defaults)
+    if not _same(got, expected):
+        raise ExportError(
+            f"{module.__file__}: its Model is not {op.name()} on get_inputs() (later arguments at their defaults), "
+            "so its kernels cannot stand in for that operator in a model"
+        )
+
+
+def _same(a: Any, b: Any) -> bool:
+    import torch
+
+    if isinstance(a, (tuple, list)) or isinstance(b, (tuple, list)):
+        return type(a) is type(b) and len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
+        return a.shape == b.shape and a.dtype == b.dtype and torch.allclose(a, b, equal_nan=True)
+    return a == b
+
+
+def _cast(x: Any, dtype: Any) -> Any:
+    """An input as the harness hands it to the kernel: floating tensors in the problem's dtype."""
+    import torch
+
+    return x.to(dtype) if isinstance(x, torch.Tensor) and x.is_floating_point() else x
+
+
+def _init_inputs(module: Any) -> list[Any]:
+    values = list(module.get_init_inputs())
+    if any(not isinstance(v, (bool, int, float, str, type(None))) for v in values):
+        raise ExportError(f"{module.__file__}: get_init_inputs() must give plain values (numbers, strings) here")
+    return values
+
+
+def _source(store: Store, node: Node) -> str:
+    try:
+        return store.path(node.kernel_path).read_text()
+    except OSError as e:
+        raise ExportError(
+            f"cannot read node {node.step}'s kernel {store.path(node.kernel_path)}: {e.strerror}"
+        ) from None
+
+
+def _case(
+    name: str, node: Node, shape: dict[str, Any], pattern: calls.Pattern, inputs: int, c: CaseResult
+) -> dict[str, Any]:
+    """A DISPATCH entry: the call pattern, and the case's evaluation as the kernel passed it."""
+    best = min(t for t in (c.t_eager_ms, c.t_compile_ms) if t) if c.t_eager_ms else None
+    return {
+        "kernel": name,
+        "node": node.step,
+        "node_id": node.id,
+        "shape": shape,
+        "arguments": pattern,
+        "inputs": inputs,
+        "verdict": f"correct ({c.correctness or 'measured'}, error ratio {c.error_ratio:.3g})"
+        if c.error_ratio is not None
+        else f"correct ({c.correctness or 'measured'})",
+        "speedup": c.t_eager_ms / c.t_candidate_ms if c.t_eager_ms and c.t_candidate_ms else c.speedup,
+        "speedup_best": best / c.t_candidate_ms if best and c.t_candidate_ms else None,
+        "t_kernel_ms": c.t_candidate_ms,
+        "t_eager_ms": c.t_eager_ms,
+        "t_compile_ms": c.t_compile_ms,
+    }
+
+
+def _evidence(run: Run, result: EvalResult) -> dict[str, Any]:
+    rules = sorted({c.correctness for c in result.cases if c.correctness})
+    return {
+        "run": run.id,
+        "problem": run.problem_path,
+        "problem_hash": run.problem_hash,
+        "target": result.target or run.platform,
+        "device": result.device,
+        "versions": dict(result.versions),
+        "correctness": ", ".join(rules) or "measured",
+        "baseline": result.baseline,
+    }

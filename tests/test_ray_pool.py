@@ -101,7 +101,7 @@ def test_an_actor_killed_mid_evaluation_fails_only_that_evaluation_which_is_queu
 
 
 def _search(pool: SharedPool, runs, seed):
-    opened = session.open_run(Store(runs), RunSpec(PROBLEM, seed, trials=1), Limits(budget=3))
+    opened = session.open_run(Store(runs), RunSpec(PROBLEM, seed, trials=1), Limits(budget=2))
     driver = session.build_driver(opened, pool.lanes(), warm_start=False, confirm_best=False)
     driver.run_search()
     return {n.source_hash: (n.status, n.correct) for n in opened.store.nodes(opened.run.id)}
@@ -132,22 +132,24 @@ def _bench(tmp_path, suite, workers):
 
 
 def test_cpu_evaluations_on_ray_reach_the_local_pools_verdicts(cluster, tmp_path, suite):
-    """Real CPU evaluations in the actors (their own workers, sandbox and judge): a search's nodes and a bench of
-    three problems, evaluated concurrently, get the statuses the local pool gives the same candidates."""
+    """Real CPU evaluations in an actor (its own workers, sandbox and judge): a search's nodes get the statuses the
+    local pool gives the same candidates, and a bench of three problems, evaluated concurrently, the verdicts the
+    local pool gives them. The bench joins
+    the search's actor by its name (as a second optimize process would), so Ray starts one actor, not two."""
     seed = _paths(tmp_path, kernel(1))[0]
     local = SharedPool([Evaluator("cpu", timeout_s=120, prestart=True)])
     try:
         here = _search(local, tmp_path / "runs-local", seed)
     finally:
         local.close()
-    remote = RayPool("cpu", actors=1, num_gpus=1, name="verdicts", timeout_s=120)
+    remote = RayPool("cpu", actors=1, name="kernelevolve-cpu", timeout_s=120)
     try:
         there = _search(remote, tmp_path / "runs-ray", seed)
+        rows = _bench(tmp_path, suite, "auto")
     finally:
         remote.close()
     same = here.keys() & there.keys()
-    assert len(same) >= 2 and {h: here[h] for h in same} == {h: there[h] for h in same}
+    assert len(same) >= 1 and {h: here[h] for h in same} == {h: there[h] for h in same}
     assert all(status == "ok" for status, _ in there.values())
-    rows = _bench(tmp_path, suite, "auto")
-    assert rows == _bench(tmp_path, suite, "local")
-    assert rows["relu"] == ("ok", True) and rows["wrong"][1] is False and rows["broken"][0] == "problem_error"
+    # The local pool's verdicts on these three (tests/test_bench.py runs them locally): ok, incorrect, problem_error.
+    assert rows == {"relu": ("ok", True), "wrong": ("incorrect", False), "broken": ("problem_error", False)}

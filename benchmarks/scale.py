@@ -111,6 +111,16 @@ def busy_share(pool: SharedPool, searches: int, budget: int, model_s: float, eva
     return min(1.0, busy[0] / wall), wall
 
 
+def model(devices: int, searches: int, model_s: float, eval_s: float) -> tuple[float, float]:
+    """Evaluations per minute and the devices' busy share: each search keeps devices + 1 steps in flight (the
+    driver's default), each step a model call then an evaluation, so the searches ask for at most
+    searches * (devices + 1) / (model_s + eval_s) evaluations a second, and the devices serve at most
+    devices / eval_s (Little's law on a closed system; queueing ignored, so an upper bound)."""
+    asked = searches * (devices + 1) / (model_s + eval_s)
+    served = min(asked, devices / eval_s)
+    return 60.0 * served, served * eval_s / devices
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--out", type=Path, required=True)
@@ -163,6 +173,16 @@ def main() -> None:
         "ray_dispatch_ms_p90": round(1000 * sorted(out["ray_dispatch_s"])[int(0.9 * 50)], 2),
         "busy_share_median": {k: statistics.median(s for s, _ in v) for k, v in shares.items()},
     }
+    # Per-evaluation times measured on one GPU (docs/benchmarks/search.md: a Triton GEMM with the driver, 5.4-6.2 s)
+    # and here (the double's), against a model that answers in --model-s and one that takes 20 s.
+    out["model"] = [
+        {"eval_s": e, "model_s": m, "searches": s, "devices": n, "per_minute": round(r, 1), "busy": round(b, 3)}
+        for e in (5.7, args.eval_s)
+        for m in (args.model_s, 20.0)
+        for s in (1, 4, 16)
+        for n in (1, 2, 4, 8)
+        for r, b in [model(n, s, m, e)]
+    ]
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(out, indent=1))
     print(json.dumps(out["summary"], indent=1))

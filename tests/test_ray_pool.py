@@ -21,7 +21,7 @@ from kernelevolve.cli import app  # noqa: E402
 from kernelevolve.eval.evaluator import Evaluator  # noqa: E402
 from kernelevolve.eval.service.pool import SharedPool  # noqa: E402
 from kernelevolve.eval.service.ray_pool import NAMESPACE, RayPool  # noqa: E402
-from kernelevolve.problem.problem import load_problem  # noqa: E402
+from kernelevolve.problem.problem import ProblemError, load_problem  # noqa: E402
 from kernelevolve.result import Status  # noqa: E402
 from kernelevolve.search import session  # noqa: E402
 from kernelevolve.search.session import Limits, RunSpec  # noqa: E402
@@ -131,15 +131,27 @@ def _bench(tmp_path, suite, workers):
     return {r["name"]: (r["status"], r["correct"]) for r in rows}
 
 
+def _verdicts(pool: SharedPool, suite) -> dict[str, tuple[str, bool]]:
+    """What the local pool says of each seed of the suite, as bench's rows say it."""
+    out = {}
+    for folder in sorted(suite.iterdir()):
+        try:
+            result = pool.lanes()[0].evaluate(load_problem(folder / "problem.py"), folder / "seed.py", trials=1)
+            out[folder.name] = (result.status.value, result.correct)
+        except ProblemError:
+            out[folder.name] = ("problem_error", False)
+    return out
+
+
 def test_cpu_evaluations_on_ray_reach_the_local_pools_verdicts(cluster, tmp_path, suite):
-    """Real CPU evaluations in an actor (its own workers, sandbox and judge): a search's nodes get the statuses the
-    local pool gives the same candidates, and a bench of three problems, evaluated concurrently, the verdicts the
-    local pool gives them. The bench joins
+    """Real CPU evaluations in an actor (its own workers, sandbox and judge): a search's nodes, and a bench of three
+    problems evaluated concurrently, get the statuses the local pool gives the same candidates. The bench joins
     the search's actor by its name (as a second optimize process would), so Ray starts one actor, not two."""
     seed = _paths(tmp_path, kernel(1))[0]
     local = SharedPool([Evaluator("cpu", timeout_s=120, prestart=True)])
     try:
         here = _search(local, tmp_path / "runs-local", seed)
+        verdicts = _verdicts(local, suite)
     finally:
         local.close()
     remote = RayPool("cpu", actors=1, name="kernelevolve-cpu", timeout_s=120)
@@ -151,5 +163,5 @@ def test_cpu_evaluations_on_ray_reach_the_local_pools_verdicts(cluster, tmp_path
     same = here.keys() & there.keys()
     assert len(same) >= 1 and {h: here[h] for h in same} == {h: there[h] for h in same}
     assert all(status == "ok" for status, _ in there.values())
-    # The local pool's verdicts on these three (tests/test_bench.py runs them locally): ok, incorrect, problem_error.
-    assert rows == {"relu": ("ok", True), "wrong": ("incorrect", False), "broken": ("problem_error", False)}
+    assert rows == verdicts
+    assert rows["relu"] == ("ok", True) and rows["wrong"][1] is False and rows["broken"][0] == "problem_error"

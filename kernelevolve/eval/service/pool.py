@@ -4,8 +4,8 @@ Each device (one `Evaluator` here, one Ray actor on a cluster: eval/service/ray_
 a time; an evaluation takes the next free device in the order the evaluations asked (FIFO). A search sees the pool
 through its `Lane`s (the driver's `Evaluate` port), which share a `QueueClock`: the time its evaluations waited for a
 device, which its time budget does not count. A device that is lost mid-evaluation (a Ray actor or its node gone)
-fails only that evaluation, which is queued again once and says so in its review. docs/architecture.md ("One pool,
-many searches").
+fails only that evaluation, which is queued again once and says so in its review. docs/cli.md ("Running on a
+cluster").
 """
 
 from __future__ import annotations

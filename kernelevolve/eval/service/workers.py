@@ -1,7 +1,7 @@
 """`--workers`: where evaluations run. `local` (the default): one evaluator per device of this machine, today's
 pool; `ray` (a cluster started here, or the one this machine is part of), `auto` (the running cluster) or
 `ray://HOST:PORT` (a cluster through Ray Client): eval/service/ray_pool.py. Either way a `SharedPool`, scheduled per
-evaluation across every search that uses it. docs/cli.md ("--workers")."""
+evaluation across every search that uses it. docs/cli.md ("Running on a cluster")."""
 
 from __future__ import annotations
 

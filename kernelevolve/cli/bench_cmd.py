@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from contextlib import ExitStack
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
@@ -28,8 +29,8 @@ from kernelevolve.cli.common import (
     usage_error,
 )
 from kernelevolve.eval import environment
-from kernelevolve.eval.evaluator import Evaluator
-from kernelevolve.eval.evaluator import evaluators as make_evaluators
+from kernelevolve.eval.service.pool import SharedPool
+from kernelevolve.eval.service.workers import WORKERS_HELP, make_pool
 from kernelevolve.eval.wire import EvalOptions
 from kernelevolve.platforms import default_target
 from kernelevolve.problem.problem import Problem, ProblemError, load_problem, target_speedup
@@ -37,6 +38,7 @@ from kernelevolve.report.bench import BenchReportError
 from kernelevolve.report.html import REPORT, ReportError, write_bench_report
 from kernelevolve.search import session
 from kernelevolve.search.export import export
+from kernelevolve.search.ports import Evaluate
 from kernelevolve.search.session import Limits, LLMSettings, RunSpec, SessionError
 from kernelevolve.search.strategies import STRATEGIES
 from kernelevolve.store.models import Run
@@ -77,6 +79,13 @@ OUT = typer.Option(Path("bench"), "--out", help="folder for results.json and res
 TRIALS = typer.Option(3, min=1)
 TIMEOUT = typer.Option(300.0, help="per-evaluation limit in seconds")
 DEVICES = typer.Option("0", help="GPU indices to search on, one worker each (e.g. 0,1,2,3)")
+WORKERS = typer.Option("local", "--workers", help=WORKERS_HELP)
+SEARCHES = typer.Option(
+    None,
+    "--searches",
+    min=1,
+    help="problems searched (or evaluated) at once, sharing the pool per evaluation [default: 4 per device]",
+)
 COMPILE_TIMEOUT = typer.Option(
     600.0, help="per-evaluation limit on compiles (C++/CUDA extension builds, torch.compile), in seconds"
 )
@@ -137,6 +146,8 @@ def bench_command(
     trials: int = TRIALS,
     timeout: float = TIMEOUT,
     devices: str = DEVICES,
+    workers: str = WORKERS,
+    searches: int | None = SEARCHES,
     compile_timeout: float = COMPILE_TIMEOUT,
     baseline: Baseline = BASELINE,
     no_compile_baseline: bool = NO_COMPILE_BASELINE,
@@ -154,12 +165,14 @@ def bench_command(
     )  # fmt: skip
     try:
         store = Store(runs_dir, db)
-        evaluators = make_evaluators(tgt, devices, timeout_s=timeout, compile_timeout_s=compile_timeout)
+        pool = make_pool(tgt, workers, devices, timeout_s=timeout, compile_timeout_s=compile_timeout)
     except (StoreError, ValueError) as e:
         raise usage_error(str(e)) from None
     out.mkdir(parents=True, exist_ok=True)
     header = Header(suite, tgt, time.strftime("%Y-%m-%d %H:%M"), no_search, budget, strategy, time_s, runs_dir)
-    rows = _run_all(items, store, evaluators, tgt, how, out, header)
+    with ExitStack() as stack:
+        stack.callback(pool.close)
+        rows = _run_all(items, store, pool, tgt, how, out, header, searches or 4 * pool.size)
     text = _write(out, rows, header)
     plain_console().print(text)
     err.print(f"wrote {out / 'results.json'}, {out / 'results.md'} and {out / REPORT}")
@@ -219,45 +232,51 @@ class Header:
 def _run_all(
     items: list[BenchItem],
     store: Store,
-    evaluators: list[Evaluator],
+    pool: SharedPool,
     tgt: str,
     how: BenchOptions,
     out: Path,
     header: Header,
+    searches: int,
 ) -> list[BenchRow]:
-    """Each problem in turn, a progress bar on a terminal (a line as each starts elsewhere), a line as each ends;
-    results and report rewritten after every problem, so partial results survive a kill."""
-    rows: list[BenchRow] = []
+    """Up to `searches` problems at once, each in a thread of its own, all evaluating on one pool, scheduled per
+    evaluation (eval/service/pool.py); a progress bar on a terminal (a line as each starts elsewhere), a line as
+    each ends; results and report rewritten after every problem, so partial results survive a kill."""
+    rows: dict[int, BenchRow] = {}
     columns = (TextColumn("{task.description}", markup=False), BarColumn(), TextColumn("{task.completed}/{task.total}"))
     with (
-        ExitStack() as stack,
         Progress(*columns, TimeElapsedColumn(), console=plain_console(stderr=True)) as progress,
+        ThreadPoolExecutor(max_workers=searches, thread_name_prefix="bench") as threads,
     ):
-        for ev in evaluators:
-            stack.callback(ev.close)
         task = progress.add_task("bench", total=len(items))
-        for item in items:
-            progress.update(task, description=f"{item.name}")
+
+        def started(i: int) -> BenchRow:
             if not progress.console.is_terminal:  # the bar is drawn only on a terminal: a line per problem
-                progress.console.print(f"[{len(rows) + 1}/{len(items)}] {item.name}: started")
-            rows.append(_row(item, store, evaluators, tgt, how))
-            r = rows[-1]
+                progress.console.print(f"[{i + 1}/{len(items)}] {items[i].name}: started")
+            return _row(items[i], store, pool, tgt, how)
+
+        running = {threads.submit(started, i): i for i in range(len(items))}
+        for future in as_completed(running):
+            i = running[future]
+            rows[i] = r = future.result()
+            progress.update(task, description=items[i].name)
             progress.console.print(
-                f"{item.name}: {r.status}"
+                f"{items[i].name}: {r.status}"
                 + (f" {r.speedup_eager:.2f}x" if r.speedup_eager else "")
                 + (f" ({r.reason[:100]})" if r.reason and not r.correct else "")
                 + (f" [search: {r.search}]" if r.search else "")
             )
             progress.advance(task)
-            _write(out, rows, header)
-            _report(out, store, item.name)
-    return rows
+            _write(out, [rows[k] for k in sorted(rows)], header)
+            _report(out, store, items[i].name)
+    return [rows[k] for k in sorted(rows)]
 
 
-def _row(item: BenchItem, store: Store, evaluators: list[Evaluator], tgt: str, how: BenchOptions) -> BenchRow:
-    """One problem's row; its failure is its row, not the end of the bench."""
+def _row(item: BenchItem, store: Store, pool: SharedPool, tgt: str, how: BenchOptions) -> BenchRow:
+    """One problem's row, evaluated through lanes of its own on the shared pool; its failure is its row, not the
+    end of the bench."""
     try:
-        return _one(item, store, evaluators, tgt, how)
+        return _one(item, store, pool.lanes(), tgt, how)
     except (ProblemError, SessionError, OSError) as e:
         return BenchRow(item.name, "problem_error", False, reason=str(e))
     except Exception as e:  # noqa: BLE001 - one problem's failure is its row, not the end of the run
@@ -303,7 +322,7 @@ def _report(out: Path, store: Store, name: str) -> None:
         err.print(f"note: {note}", highlight=False)
 
 
-def _one(item: BenchItem, store: Store, evaluators: list[Evaluator], target: str, how: BenchOptions) -> BenchRow:
+def _one(item: BenchItem, store: Store, evaluators: list[Evaluate], target: str, how: BenchOptions) -> BenchRow:
     """A search's row is its exported module's evaluation, with the torch.compile baseline the search ran without.
     The search is a run like optimize's (search/session.py): the same bench command again resumes it."""
     problem = load_problem(item.problem)
@@ -342,7 +361,7 @@ def _one(item: BenchItem, store: Store, evaluators: list[Evaluator], target: str
 
 
 def _search(
-    item: BenchItem, store: Store, evaluators: list[Evaluator], target: str, how: BenchOptions
+    item: BenchItem, store: Store, evaluators: list[Evaluate], target: str, how: BenchOptions
 ) -> tuple[session.Session, session.RunOutcome]:
     """The problem's search, a run like optimize's."""
     spec = RunSpec(
@@ -370,7 +389,7 @@ def _search(
 def _export_row(
     item: BenchItem,
     store: Store,
-    evaluator: Evaluator,
+    evaluator: Evaluate,
     run: Run,
     problem: Problem,
     options: EvalOptions,

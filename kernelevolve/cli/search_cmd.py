@@ -36,8 +36,8 @@ from kernelevolve.cli.common import (
     print_table,
     usage_error,
 )
-from kernelevolve.eval.evaluator import Evaluator
-from kernelevolve.eval.evaluator import evaluators as make_evaluators
+from kernelevolve.eval.service.pool import SharedPool
+from kernelevolve.eval.service.workers import WORKERS_HELP, make_pool
 from kernelevolve.platforms import default_target
 from kernelevolve.problem.problem import ProblemError
 from kernelevolve.search import session
@@ -167,6 +167,7 @@ BASELINE = typer.Option(Baseline.eager, help="the baseline fitness is measured a
 NO_COMPILE_BASELINE = typer.Option(False, "--no-compile-baseline", help="skip the torch.compile baseline")
 RNG_SEED = typer.Option(0, "--rng-seed", help="seed of the strategy's and operator's choices")
 DEVICES = typer.Option("0", help="GPU indices to evaluate on, one worker each (e.g. 0,1,2,3)")
+WORKERS = typer.Option("local", "--workers", help=WORKERS_HELP)
 LLM_BASE_URL = typer.Option(
     None, "--llm-base-url", envvar="KERNELEVOLVE_LLM_BASE_URL", help="endpoint of an OpenAI-compatible server"
 )
@@ -224,6 +225,7 @@ class Steering:
     """How the search is run, none of it part of the run's identity."""
 
     devices: str
+    workers: str
     timeout: float
     compile_timeout: float
     draft_steps: int
@@ -256,6 +258,7 @@ def optimize_command(
     no_compile_baseline: bool = NO_COMPILE_BASELINE,
     rng_seed: int = RNG_SEED,
     devices: str = DEVICES,
+    workers: str = WORKERS,
     llm: list[str] = LLM,
     llm_timeout: float = LLM_TIMEOUT,
     max_inflight: int | None = MAX_INFLIGHT,
@@ -281,15 +284,17 @@ def optimize_command(
         problem, seed, tuple(start), target, strategy, trials, baseline, not no_compile_baseline, rng_seed,
         correctness, allow_tf32,
     )  # fmt: skip
-    steering = Steering(devices, timeout, compile_timeout, draft_steps, profile, warm_start, max_inflight, join)
+    steering = Steering(
+        devices, workers, timeout, compile_timeout, draft_steps, profile, warm_start, max_inflight, join
+    )
     try:
         spec = _spec(store, resume, new, tuple(llm))
         if dry_run:
             _dry_run(store, spec, settings, runs_dir, steering)
-        opened, operator, evaluators = _start(store, spec, limits, settings, steering, resume)
+        opened, operator, pool = _start(store, spec, limits, settings, steering, resume)
     except SessionError as e:
         raise usage_error(str(e)) from None
-    outcome = _search(opened, operator, evaluators, steering, runs_dir)
+    outcome = _search(opened, operator, pool, steering, runs_dir)
     _finished(store, opened.run, outcome, report, as_json)
 
 
@@ -317,14 +322,18 @@ def _dry_run(store: Store, spec: RunSpec, settings: LLMSettings, runs_dir: Path,
 
 def _start(
     store: Store, spec: RunSpec, limits: Limits, settings: LLMSettings, steering: Steering, resume: str | None
-) -> tuple[session.Session, Propose | None, list[Evaluator]]:
-    """The run opened, its model's operator and its evaluators; a run that cannot start is marked failed."""
+) -> tuple[session.Session, Propose | None, SharedPool]:
+    """The run opened, its model's operator and its evaluation pool; a run that cannot start is marked failed."""
     opened = session.open_run(store, spec, limits, run_id=resume, join=steering.join)
     with session.starting(opened):
         operator = session.llm_operator(opened, settings)
         try:
-            evaluators = make_evaluators(
-                spec.target, steering.devices, timeout_s=steering.timeout, compile_timeout_s=steering.compile_timeout
+            pool = make_pool(
+                spec.target,
+                steering.workers,
+                steering.devices,
+                timeout_s=steering.timeout,
+                compile_timeout_s=steering.compile_timeout,
             )
         except ValueError as e:
             raise SessionError(str(e)) from None
@@ -336,18 +345,19 @@ def _start(
         else "no LLM configured: using the tune operator only"
     )
     err.print(f"{what}; {using}")
-    return opened, operator, evaluators
+    return opened, operator, pool
 
 
 def _search(
     opened: session.Session,
     operator: Propose | None,
-    evaluators: list[Evaluator],
+    pool: SharedPool,
     steering: Steering,
     runs_dir: Path,
 ) -> session.RunOutcome:
     """The search with its progress display, then what it leaves behind (session.finish); Ctrl-C exits 130."""
     console = plain_console(stderr=True)
+    evaluators = pool.lanes()
     try:
         with display(console) as update:
             driver = session.build_driver(
@@ -371,8 +381,7 @@ def _search(
         err.print(f"interrupted; continue with: kernelevolve optimize --resume {opened.run.id} --runs-dir {runs_dir}")
         raise typer.Exit(130) from None
     finally:
-        for ev in evaluators:
-            ev.close()
+        pool.close()
 
 
 def _finished(store: Store, run: Run, outcome: session.RunOutcome, report: bool, as_json: bool) -> None:

@@ -220,7 +220,9 @@ class Driver:
     # ---- bookkeeping ----
 
     def _elapsed(self) -> float:
-        return self._elapsed_before + time.monotonic() - self._started
+        """The search's time, less what its evaluations waited for a device of a shared pool (eval/service)."""
+        queued = getattr(self.evaluators[0], "queued_s", None) if self.evaluators else None
+        return self._elapsed_before + time.monotonic() - self._started - (queued() if queued else 0.0)
 
     @property
     def cost(self) -> float:

@@ -14,7 +14,9 @@ from kernelevolve.result import EvalResult
 
 
 class Evaluate(Protocol):
-    """One device's evaluator (eval/evaluator.py's `Evaluator`): the driver runs one evaluation on each at a time."""
+    """One device's evaluator (eval/evaluator.py's `Evaluator`), or one lane of a pool shared by several searches
+    (eval/service/pool.py's `Lane`): the driver runs one evaluation on each at a time. A lane also has `queued_s()`,
+    the seconds its search waited for a device, which the search's time budget does not count."""
 
     platform: Platform
 

@@ -5,9 +5,6 @@ from __future__ import annotations
 
 import builtins
 
-import pytest
-
-from kernelevolve.problem.problem import ProblemError
 from kernelevolve.search.export import export
 from kernelevolve.store.store import Store
 from tests.conftest import FIXTURES
@@ -31,9 +28,3 @@ def test_export_never_runs_the_problem_in_its_own_process(tmp_path):
     choices = export(store, run, out)
     assert not hasattr(builtins, MARK)
     assert [c.node for c in choices] == [None] and "class ModelNew" in out.read_text()
-
-
-def test_a_problem_that_fails_there_is_a_problem_error_with_what_it_said(tmp_path):
-    store, run = _run(tmp_path, "raise RuntimeError('broken problem file')")
-    with pytest.raises(ProblemError, match="broken problem file"):
-        export(store, run, tmp_path / "exported.py")

@@ -477,3 +477,22 @@ def test_a_candidate_sees_no_device_but_the_minimal_set_and_is_not_root(tmp_path
     if sandbox._user()[0]:
         assert (found["uid"], found["gid"]) == (confine.CANDIDATE_ID, confine.CANDIDATE_ID), found
         assert f"uid {confine.CANDIDATE_ID}" in result.sandbox
+
+
+def test_a_gpu_workers_minimal_dev_holds_the_gpus_nodes_and_makes_the_one_cuda_makes_lazily(monkeypatch):
+    """On cuda/rocm the GPU's nodes join the minimal set (never a disk); /dev/nvidia-uvm, which CUDA would have
+    nvidia-modprobe make in the read-only /dev, is made before (run on the CPU with the host's /dev faked)."""
+    from kernelevolve.eval.launch import confine
+
+    host = ["null", "zero", "full", "random", "urandom", "sda", "loop0", "nvidia0", "nvidiactl", "nvidia-caps", "dri"]
+    host += ["kfd", "kmsg"]
+    monkeypatch.setattr(confine.os, "listdir", lambda path: host if path == "/dev" else [])
+    monkeypatch.setattr(confine.os.path, "exists", lambda path: os.path.basename(path) in host)
+    assert confine.device_names(gpu=False) == ["null", "zero", "full", "random", "urandom"]
+    gpu = set(confine.device_names(gpu=True)) - set(confine.DEVICES)
+    assert gpu == {"nvidia0", "nvidiactl", "nvidia-caps", "dri", "kfd"}
+    ran = []
+    monkeypatch.setattr(confine.shutil, "which", lambda name: f"/usr/bin/{name}")
+    monkeypatch.setattr(confine.subprocess, "run", lambda cmd, **kw: ran.append(cmd))
+    confine._make_uvm_node()
+    assert ran == [["/usr/bin/nvidia-modprobe", "-u", "-c=0"]]

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import ctypes
 import os
+import shutil
+import subprocess
 import sys
 
 from kernelevolve.eval.wire import Confinement
@@ -144,10 +146,21 @@ def device_names(gpu: bool) -> list[str]:
     return names
 
 
+def _make_uvm_node() -> None:
+    """/dev/nvidia-uvm, which CUDA has nvidia-modprobe make at its first use, made now while the host's /dev is in
+    sight (the minimal one is read-only); best effort: where it cannot be, CUDA in the worker says so."""
+    if os.path.exists("/dev/nvidiactl") and not os.path.exists("/dev/nvidia-uvm"):
+        exe = shutil.which("nvidia-modprobe")
+        if exe:
+            subprocess.run([exe, "-u", "-c=0"], capture_output=True, timeout=30, check=False)
+
+
 def minimal_dev(stage: str, gpu: bool) -> None:
     """Replace /dev with a read-only tmpfs that holds only `device_names` (each the host's node, bind-mounted: no
     node is made), the usual links into /proc/self/fd and a private, writable /dev/shm: no disk, loop or console
     device, nothing a write under the read-only mounts could go through. stage: an empty folder to build it in."""
+    if gpu:
+        _make_uvm_node()
     os.makedirs(stage, exist_ok=True)
     _mount("tmpfs", stage, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0755,size=64k")
     for name in device_names(gpu):

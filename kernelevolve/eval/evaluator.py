@@ -48,6 +48,12 @@ RESULT_DRAIN_S = 5.0  # how long the pipe is read after a result, for the worker
 # are released as they exit, which the kill does not wait for).
 PREVIOUS_EXIT_S = 5.0
 READY_TIMEOUT_S = 180.0
+# How long the events pipe may stay silent and open once the worker has exited: a process it left holds the pipe.
+EXITED_SILENT_S = 2.0
+
+
+class WorkerExited(Exception):
+    """The worker has exited, but the events pipe stays open and silent: a process it started holds it."""
 
 
 def default_memory_limit() -> int:
@@ -127,14 +133,22 @@ class WorkerProcess:
         self.exiting: dict[int, int] = {}  # after the kill: its processes still exiting (pid: start time)
 
     def next_event(self, deadline: float) -> dict | None:
-        """The next event, or None at end of stream; raises TimeoutError at the deadline."""
+        """The next event, or None at end of stream; raises TimeoutError at the deadline, and WorkerExited where
+        the worker has exited and the pipe, held open by a process it left, stays silent for EXITED_SILENT_S."""
+        exited_at = None
         while b"\n" not in self._buffer:
-            remaining = deadline - time.monotonic()
+            now = time.monotonic()
+            remaining = deadline - now
             if remaining <= 0:
                 raise TimeoutError
             with selectors.DefaultSelector() as sel:
                 sel.register(self._events, selectors.EVENT_READ)
-                if not sel.select(timeout=min(remaining, 1.0)):
+                if not sel.select(timeout=min(remaining, 0.5)):
+                    if self.proc.poll() is None:
+                        continue
+                    exited_at = now if exited_at is None else exited_at
+                    if now - exited_at >= EXITED_SILENT_S:
+                        raise WorkerExited
                     continue
             chunk = self._events.read(65536)
             if not chunk:
@@ -202,7 +216,7 @@ class WorkerProcess:
         try:
             while (event := self.next_event(deadline)) is not None:
                 self.results += event.get("event") == Event.RESULT
-        except (TimeoutError, OSError, ValueError):
+        except (TimeoutError, WorkerExited, OSError, ValueError):
             pass
 
     def close_events(self) -> None:
@@ -403,7 +417,7 @@ class Evaluator:
         asked = time.monotonic()
         try:
             ready = worker.next_event(asked + READY_TIMEOUT_S)
-        except TimeoutError:
+        except (TimeoutError, WorkerExited):
             ready = None
         if not ready or ready.get("event") != Event.READY:
             return self._crashed(worker, job, "the worker process failed to start")
@@ -425,6 +439,9 @@ class Evaluator:
             except TimeoutError:
                 worker.kill()
                 result = self._base(job, Status.TIMEOUT, self._timeout_reason(worker.last_stage, left))
+                break
+            except WorkerExited:  # a crash, whatever the process it left behind does with the pipe
+                result = self._crashed(worker, job, "a process the worker started still holds its events pipe")
                 break
             now = time.monotonic()
             left[on_compile] -= now - clock  # the time up to this event went to the stage before it

@@ -116,18 +116,22 @@ class Event(str, Enum):
 @dataclass(frozen=True)
 class Confinement:
     """What confines one process: the folders left writable, the caches seen through private overlays
-    ((cache, base of its layers)), the memory cgroups to join."""
+    ((cache, base of its layers)), the memory cgroups to join, whether its minimal /dev holds the GPU's nodes,
+    whether it then takes an unprivileged uid in a user namespace of its own (eval/launch/confine.py)."""
 
     writable: tuple[str, ...]
     overlays: tuple[tuple[str, str], ...] = ()
     cages: tuple[str, ...] = ()
+    gpu: bool = False
+    user: bool = False
 
     def args(self) -> list[str]:
         """This module's command-line options for it."""
         caged = [arg for cage in self.cages for arg in ("--cgroup", cage)]
         rw = [arg for folder in self.writable for arg in ("--rw", folder)]
         over = [arg for lower, base in self.overlays for arg in ("--overlay", f"{lower}={base}")]
-        return [*caged, *rw, *over]
+        flags = [flag for flag, on in (("--gpu", self.gpu), ("--user", self.user)) if on]
+        return [*caged, *rw, *over, *flags]
 
     @classmethod
     def parse(cls, options: list[str]) -> Confinement:
@@ -138,7 +142,9 @@ class Confinement:
         for value in values("--overlay"):
             lower, _, base = value.partition("=")
             overlays.append((lower, base))
-        return cls(tuple(values("--rw")), tuple(overlays), tuple(values("--cgroup")))
+        return cls(
+            tuple(values("--rw")), tuple(overlays), tuple(values("--cgroup")), "--gpu" in options, "--user" in options
+        )
 
 
 @dataclass(frozen=True)
@@ -155,7 +161,11 @@ class Spec:
 
     def to_json(self) -> dict[str, Any]:
         c = self.confinement
-        confined = None if c is None else {"writable": c.writable, "overlays": c.overlays, "cages": c.cages}
+        confined = (
+            None
+            if c is None
+            else {"writable": c.writable, "overlays": c.overlays, "cages": c.cages, "gpu": c.gpu, "user": c.user}
+        )
         return {
             "env": self.env,
             "targets": self.targets,
@@ -170,6 +180,7 @@ class Spec:
         confined = None
         if c is not None:
             overlays = tuple((str(lo), str(b)) for lo, b in c["overlays"])
-            confined = Confinement(tuple(c["writable"]), overlays, tuple(c["cages"]))
+            flags = bool(c.get("gpu")), bool(c.get("user"))
+            confined = Confinement(tuple(c["writable"]), overlays, tuple(c["cages"]), *flags)
         env = {str(k): str(v) for k, v in data["env"].items()}
         return cls(env, [int(t) for t in data["targets"]], str(data["cwd"]), bool(data["namespaces"]), confined)

@@ -92,19 +92,32 @@ def call_get_inputs(module: types.ModuleType, seed: int, device: torch.device) -
         torch.manual_seed(seed)
         try:
             with torch.device(device):
-                return list(module.get_inputs())
+                return _as_arguments(module, module.get_inputs())
         except torch.OutOfMemoryError:
             raise  # the sizes do not fit: the harness's limit (eval/worker/harness.py), not the problem's fault
         except Exception:  # noqa: BLE001 - host-only code in get_inputs: run it as written
             pass
     torch.manual_seed(seed)
     try:
-        return list(module.get_inputs())
+        drawn = module.get_inputs()
     except Exception as e:  # noqa: BLE001
         if out_of_memory(e):
             raise
 
         raise ProblemError(f"{module.__file__}: get_inputs() raised {type(e).__name__}: {e}") from e
+    return _as_arguments(module, drawn)
+
+
+def _as_arguments(module: types.ModuleType, drawn: Any) -> list[Any]:
+    """get_inputs()'s list (or tuple) of forward's positional arguments; anything else (a dict, whose keys `list`
+    would take, a single tensor, whose rows it would) is a ProblemError that says what to return instead."""
+    if isinstance(drawn, (list, tuple)):
+        return list(drawn)
+    hint = "a dict may be one of those arguments, passed whole: [{...}]" if isinstance(drawn, dict) else "e.g. [x]"
+    raise ProblemError(
+        f"{module.__file__}: get_inputs() returned a {type(drawn).__name__}: it must return a list of forward's "
+        f"positional arguments ({hint}); docs/design.md, Problem file"
+    )
 
 
 def build_inputs(

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import errno
 import inspect
+import json
+import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,6 +18,9 @@ from typing import Any
 from kernelevolve.result import EvalResult
 from kernelevolve.store.models import Run
 from kernelevolve.store.store import Store
+
+SIGNATURES_LINE = "KERNELEVOLVE-SIGNATURES "  # begins the line the worker below writes its answer on
+SIGNATURES_TIMEOUT_S = 300.0
 
 
 class ExportError(Exception):
@@ -52,6 +57,29 @@ def input_signatures(problem_path: str) -> list[tuple[dict[str, Any], tuple]]:
         out.append((case, merge_signatures(*draws)))
     bind_case(module, {}, defaults)
     return out
+
+
+def input_signatures_in_worker(problem_path: str, timeout_s: float = SIGNATURES_TIMEOUT_S) -> list[tuple[dict, tuple]]:
+    """`input_signatures`, computed in a sandboxed process of its own (`python -m kernelevolve.search.export
+    PROBLEM`), as evaluations import the problem: its code never runs in the CLI's process. ProblemError with what
+    it said where the problem fails there."""
+    from kernelevolve.eval.launch import sandbox, spawn
+    from kernelevolve.problem.problem import ProblemError
+
+    cmd = [sys.executable, "-m", "kernelevolve.search.export", str(problem_path)]
+    done = spawn.run(cmd, timeout_s=timeout_s, env=sandbox.child_env({}))
+    if done is None:
+        raise ProblemError(f"{problem_path}: drawing its inputs ran past {timeout_s:g} s")
+    answers = [line for line in done.stdout.splitlines() if line.startswith(SIGNATURES_LINE)]
+    if done.returncode != 0 or not answers:
+        said = (done.stderr.strip() or done.stdout.strip())[-3000:]
+        raise ProblemError(f"{problem_path}: drawing its inputs failed (exit status {done.returncode}):\n{said}")
+    return [(case, _as_signature(sig)) for case, sig in json.loads(answers[-1][len(SIGNATURES_LINE) :])]
+
+
+def _as_signature(entries: list[Any]) -> tuple:
+    """A signature back from JSON: each tensor's (shape, dtype) a tuple again (lists there)."""
+    return tuple((tuple(e[0]), e[1]) if isinstance(e, list) else e for e in entries)
 
 
 def draw(module: Any, seed: int, device: str) -> list[Any]:
@@ -123,7 +151,7 @@ def winners(evaluated: Iterable[tuple[int, EvalResult]], cases: int) -> list[tup
 
 
 def choose(store: Store, run: Run) -> list[CaseChoice]:
-    sigs = input_signatures(run.problem_path)
+    sigs = input_signatures_in_worker(run.problem_path)
     evaluations = store.evaluations(run.id, correct_only=True)
     best = winners(sorted(evaluations.items()), len(sigs))
     return [CaseChoice(shape, sig, b[1] if b else None, b[0] if b else None) for (shape, sig), b in zip(sigs, best)]
@@ -267,3 +295,15 @@ def _write_reason(e: OSError) -> str:
     if e.errno == errno.EISDIR:
         return "it is a folder; give the file to write"
     return f"{(e.strerror or str(e)).lower()}; choose another --out path"
+
+
+def main() -> None:
+    """The worker of `input_signatures_in_worker`: the answer on one line, after whatever the problem printed."""
+    if len(sys.argv) != 2:
+        sys.exit("usage: python -m kernelevolve.search.export PROBLEM")
+    found = input_signatures(sys.argv[1])
+    print(SIGNATURES_LINE + json.dumps(found, default=repr), flush=True)
+
+
+if __name__ == "__main__":
+    main()

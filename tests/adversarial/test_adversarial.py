@@ -50,6 +50,7 @@ EXPLOITS = [
     ("global_module_hook.py", RELU, None, REJECTED, "global hook or mode in place (torch.nn.modules.module._global_"),
     ("function_mode_left_on.py", RELU, None, REJECTED, "global hook or mode in place (torch function modes)"),
     ("sets_num_threads.py", RELU, None, REJECTED, "global state check: the candidate left torch's process-wide"),
+    ("flushes_denormals.py", RELU, None, REJECTED, "global state check: the candidate left torch's process-wide"),
     ("calls_softmax.py", SOFTMAX, True, REJECTED, "kernel policy: ModelNew.forward calls torch.softmax"),
     ("calls_reference_model.py", SOFTMAX, True, REJECTED, "kernel policy: the candidate uses the reference Model"),
     ("computes_with_numpy.py", SOFTMAX, True, REJECTED, "kernel-launch check"),

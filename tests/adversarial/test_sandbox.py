@@ -417,3 +417,82 @@ def test_credentials_a_candidate_prints_are_redacted_before_anything_keeps_them(
     for secret in ("azure-secret-value-1234", "proxy-secret-pw", "sk-ant-api03", "ghp_abcdefghij"):
         assert secret not in kept, secret
     assert "AZURE_OPENAI_KEY=[redacted]" in result.log_tail and "http://alice:[redacted]@proxy.invalid" in kept
+
+
+DEVICES = """
+import json, os, stat
+import torch
+import torch.nn as nn
+
+found = {"uid": os.getuid(), "gid": os.getgid(), "dev": sorted(os.listdir("/dev")), "opened": []}
+for root, _dirs, files in os.walk("/dev"):
+    for name in files:
+        path = os.path.join(root, name)
+        try:
+            if stat.S_ISBLK(os.stat(path).st_mode):
+                os.close(os.open(path, os.O_RDWR))
+                found["opened"].append(path)
+        except OSError:
+            pass
+try:
+    open("/dev/kernelevolve-made", "w").close()
+    found["made"] = "made"
+except OSError as e:
+    found["made"] = type(e).__name__
+with open("/dev/shm/mine", "w") as f:  # torch's shared memory and the judge's shared tensors live here
+    f.write("x")
+with open("/dev/null", "w") as f:
+    f.write("x")
+found["urandom"] = len(open("/dev/urandom", "rb").read(8))
+print("PROBE " + json.dumps(found), flush=True)
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        return torch.relu(x)
+"""
+
+
+@pytest.mark.skipif(not sandbox.confines_files(), reason=f"no file-system confinement here: {sandbox.describe()}")
+def test_a_candidate_sees_no_device_but_the_minimal_set_and_is_not_root(tmp_path):
+    """Class 1 of issue 45: with the host's /dev and uid 0, a candidate opened a block device and rewrote the store
+    under the read-only mounts. It gets null, zero, full, random and urandom (no disk, loop or console device), a
+    read-only /dev but a private /dev/shm, and where this machine makes user namespaces an unprivileged uid."""
+    import json
+
+    from kernelevolve.eval.launch import confine
+
+    candidate = tmp_path / "devices.py"
+    candidate.write_text(DEVICES)
+    with Evaluator("cpu", timeout_s=120) as ev:
+        result = ev.evaluate(load_problem(RELU), candidate, trials=1, timed=False)
+    assert result.status is Status.OK, (result.reason, result.log_tail[-2000:])
+    found = json.loads(result.log_tail.split("PROBE ", 1)[1].splitlines()[0])
+    assert found["opened"] == [], found
+    expected = {*confine.device_names(gpu=False), *confine.DEV_LINKS, "shm"}
+    assert set(found["dev"]) == expected, found["dev"]
+    assert found["made"] in ("OSError", "PermissionError"), found  # EROFS
+    assert found["urandom"] == 8
+    assert "minimal /dev" in result.sandbox
+    if sandbox._user()[0]:
+        assert (found["uid"], found["gid"]) == (confine.CANDIDATE_ID, confine.CANDIDATE_ID), found
+        assert f"uid {confine.CANDIDATE_ID}" in result.sandbox
+
+
+def test_a_gpu_workers_minimal_dev_holds_the_gpus_nodes_and_makes_the_one_cuda_makes_lazily(monkeypatch):
+    """On cuda/rocm the GPU's nodes join the minimal set (never a disk); /dev/nvidia-uvm, which CUDA would have
+    nvidia-modprobe make in the read-only /dev, is made before (run on the CPU with the host's /dev faked)."""
+    from kernelevolve.eval.launch import confine
+
+    host = ["null", "zero", "full", "random", "urandom", "sda", "loop0", "nvidia0", "nvidiactl", "nvidia-caps", "dri"]
+    host += ["kfd", "kmsg"]
+    monkeypatch.setattr(confine.os, "listdir", lambda path: host if path == "/dev" else [])
+    monkeypatch.setattr(confine.os.path, "exists", lambda path: os.path.basename(path) in host)
+    assert confine.device_names(gpu=False) == ["null", "zero", "full", "random", "urandom"]
+    gpu = set(confine.device_names(gpu=True)) - set(confine.DEVICES)
+    assert gpu == {"nvidia0", "nvidiactl", "nvidia-caps", "dri", "kfd"}
+    ran = []
+    monkeypatch.setattr(confine.shutil, "which", lambda name: f"/usr/bin/{name}")
+    monkeypatch.setattr(confine.subprocess, "run", lambda cmd, **kw: ran.append(cmd))
+    confine._make_uvm_node()
+    assert ran == [["/usr/bin/nvidia-modprobe", "-u", "-c=0"]]

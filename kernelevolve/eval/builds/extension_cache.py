@@ -20,7 +20,6 @@ import os
 import re
 import shlex
 import shutil
-import subprocess
 import sys
 import tempfile
 import threading
@@ -28,6 +27,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from kernelevolve.eval.builds import reaper
 from kernelevolve.eval.wire import BUILD_FDS_ENV
 from kernelevolve.platforms.base import cache_dir
 from kernelevolve.platforms.peaks import public_version
@@ -201,16 +201,13 @@ def build_header(request: dict[str, Any], folder: Path) -> str:
     # Its text beside it: the compiler reads a header whose precompiled form it took from this folder here, when a
     # source includes it again (the pragma once), and here too when it refuses the precompiled form.
     shutil.copyfile(source, folder.joinpath(*TORCH_HEADER))
-    made = subprocess.run([*cxx, "-x", "c++-header", str(source), "-o", str(target), *flags], capture_output=True)
-    if made.returncode != 0:
+    code, said = reaper.run([*cxx, "-x", "c++-header", str(source), "-o", str(target), *flags])
+    if code != 0:
         shutil.rmtree(target.parent)
-        return f"the compiler refused torch's header with these flags:\n{made.stderr.decode(errors='replace')[-4000:]}"
-    probe = subprocess.run(
-        [*cxx, "-x", "c++", "-fsyntax-only", "-H", f"-I{folder}", *flags, "-"],
-        input=f"#include <{'/'.join(TORCH_HEADER)}>\n".encode(),
-        capture_output=True,
-    )
-    lines = probe.stderr.decode(errors="replace").splitlines()
+        return f"the compiler refused torch's header with these flags:\n{said.decode(errors='replace')[-4000:]}"
+    include = f"#include <{'/'.join(TORCH_HEADER)}>\n".encode()
+    _, said = reaper.run([*cxx, "-x", "c++", "-fsyntax-only", "-H", f"-I{folder}", *flags, "-"], stdin=include)
+    lines = said.decode(errors="replace").splitlines()
     if not any(line.startswith("! ") and line.endswith(TORCH_HEADER[-1] + ".gch") for line in lines):
         shutil.rmtree(target.parent)
         return "the compiler does not take the precompiled header:\n" + "\n".join(lines[:20])
@@ -331,8 +328,18 @@ def build_into(request: dict[str, Any], folder: Path) -> None:
     kw.pop("use_pch", None)
     call = getattr(cpp_extension, request["kind"])
     call = getattr(call, "__wrapped__", call)  # torch's own, where this process wrapped it (extension_cache)
+    run_ninja = cpp_extension._run_ninja_build
+
+    def reaped(build_directory: str, *args: Any, **kwargs: Any) -> None:  # each compiler's group dies with it
+        reaper.wrap_build_file(build_directory)
+        run_ninja(build_directory, *args, **kwargs)
+
     with _stubbed(cpp_extension, ("_import_module_from_library", PCH_REMOVAL)):
-        call(**kw)
+        cpp_extension._run_ninja_build = reaped
+        try:
+            call(**kw)
+        finally:
+            cpp_extension._run_ninja_build = run_ninja
 
 
 def _build_here(request: dict[str, Any], caller: str) -> Path:

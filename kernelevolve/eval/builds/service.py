@@ -46,6 +46,10 @@ LOCKS, STAGING = ".locks", ".staging"
 LOG_HEAD, LOG_TAIL = 4000, 12000
 STALE_STAGING_S = 3600.0
 HEADERS_KEPT = 3  # precompiled headers (some 800 MB each) kept, the last used
+# What a build may leave in the cache: its declared outputs (`declared_outputs`), at most this many bytes.
+MAX_EXTENSION_BYTES = 256 << 20
+MAX_HEADER_BYTES = 2 << 30
+HEADER_OUTPUTS = ("/".join(TORCH_HEADER), "/".join(TORCH_HEADER) + ".gch", "not-made.txt")
 
 
 class BuildService:
@@ -100,7 +104,9 @@ class BuildService:
                 if why or code != 0:  # with the sources torch wrote that the log names, to place its errors
                     sources = generated_sources(staging, log)
                     return {"ok": False, "log": _failure(why, code, log), **({"sources": sources} if sources else {})}
-                return {"ok": True, "folder": str(self._publish(staging, self.root / build_key, name))}
+                outputs = declared_outputs(request["kwargs"])
+                final = self._publish(staging, self.root / build_key, name, outputs, MAX_EXTENSION_BYTES)
+                return {"ok": True, "folder": str(final)}
             except OSError as e:
                 return {"ok": False, "log": str(e)}
             finally:
@@ -150,7 +156,8 @@ class BuildService:
                 shutil.rmtree(staging)
                 staging.mkdir()
                 (staging / "not-made.txt").write_text(_failure(why, code, log) + "\n")
-            folder = self._publish(staging, self.root / HEADERS / header_key, "torch/extension.h")
+            final = self.root / HEADERS / header_key
+            folder = self._publish(staging, final, "torch/extension.h", HEADER_OUTPUTS, MAX_HEADER_BYTES)
             self._evict_headers()
             return folder
         finally:
@@ -171,11 +178,15 @@ class BuildService:
         _sweep(self.root / STAGING)
         return Path(tempfile.mkdtemp(prefix=f"{prefix}-", dir=self.root / STAGING))
 
-    def _publish(self, staging: Path, final: Path, name: str) -> Path:
-        """Mark the finished staging folder and rename it to final (an OSError says why it cannot be)."""
+    def _publish(self, staging: Path, final: Path, name: str, outputs: tuple[str, ...], limit: int) -> Path:
+        """Keep only the declared outputs of the finished staging folder (at most `limit` bytes), mark it and rename
+        it to final (an OSError says why it cannot be)."""
         odd = _not_plain(staging)
         if odd:  # the build step ran the candidate's flags: a link here could point the parent anywhere
             raise OSError(f"the build left {odd}, which is not a plain file or folder")
+        size = _keep_only(staging, outputs)
+        if size > limit:
+            raise OSError(f"the build's outputs take {size / 2**20:.0f} MB, over the limit of {limit / 2**20:.0f} MB")
         fd = os.open(staging / BUILT, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
         with os.fdopen(fd, "w") as marker:
             marker.write(json.dumps({"name": name, "pid": os.getpid()}) + "\n")
@@ -250,6 +261,34 @@ def _flock(path: Path, alive: Callable[[], bool], deadline: float) -> Iterator[N
         yield
     finally:
         os.close(fd)
+
+
+def declared_outputs(kwargs: dict[str, Any]) -> tuple[str, ...]:
+    """The files of a build that loading it reads (eval/builds/extension_cache.py `load_built`): the library torch
+    imports or loads, or the standalone executable."""
+    name = str(kwargs["name"])
+    if kwargs.get("is_standalone"):
+        return (name + (".exe" if sys.platform == "win32" else ""),)
+    return (name + (".pyd" if sys.platform == "win32" else ".so"),)
+
+
+def _keep_only(folder: Path, outputs: tuple[str, ...]) -> int:
+    """Remove everything under folder (plain files and folders: `_not_plain`) but `outputs` (paths relative to
+    it); the bytes they take."""
+    kept = {folder / out for out in outputs}
+    size = 0
+    for root, dirs, files in os.walk(folder, topdown=False):
+        for name in files:
+            path = Path(root) / name
+            if path in kept:
+                size += path.stat().st_size
+            else:
+                path.unlink()
+        for name in dirs:
+            path = Path(root) / name
+            if not any(path in out.parents for out in kept):
+                shutil.rmtree(path)
+    return size
 
 
 def _not_plain(folder: Path) -> str:

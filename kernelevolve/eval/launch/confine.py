@@ -14,13 +14,15 @@ from __future__ import annotations
 
 import ctypes
 import os
+import shutil
+import subprocess
 import sys
 
 from kernelevolve.eval.wire import Confinement
 
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
 MS_REMOUNT, MS_NOATIME, MS_NODIRATIME, MS_BIND, MS_REC = 32, 1024, 2048, 4096, 16384
-MS_PRIVATE, MS_RELATIME, MS_STRICTATIME = 1 << 18, 1 << 21, 1 << 24
+MS_MOVE, MS_PRIVATE, MS_RELATIME, MS_STRICTATIME = 8192, 1 << 18, 1 << 21, 1 << 24
 # A mount's own options that a read-only remount must repeat (a user namespace may not clear them: "locked").
 KEPT = {
     "nosuid": MS_NOSUID,
@@ -31,7 +33,23 @@ KEPT = {
     "relatime": MS_RELATIME,
     "strictatime": MS_STRICTATIME,
 }
-LEFT_WRITABLE = ("/dev", "/proc")  # device nodes; this namespace's own /proc (its /proc/sys is made read-only)
+LEFT_WRITABLE = ("/dev", "/proc")  # its own minimal /dev (read-only but /dev/shm); its own /proc (/proc/sys read-only)
+# The device nodes a confined process sees (`minimal_dev`): these, and on GPU targets the GPU's that exist.
+DEVICES = ("null", "zero", "full", "random", "urandom")
+GPU_DEVICES = (
+    "nvidia",
+    "dri",
+    "kfd",
+)  # /dev/nvidia* (nvidia0, nvidiactl, nvidia-uvm, nvidia-caps/), /dev/dri, /dev/kfd
+DEV_LINKS = {
+    "fd": "/proc/self/fd",
+    "stdin": "/proc/self/fd/0",
+    "stdout": "/proc/self/fd/1",
+    "stderr": "/proc/self/fd/2",
+}
+# The uid and gid the candidate's process takes in a user namespace of its own (`as_unprivileged_user`).
+CANDIDATE_ID = 65534
+CLONE_NEWUSER = 0x10000000
 CANNOT_CONFINE = 97
 
 PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 24, 38, 47, 4
@@ -119,7 +137,53 @@ def overlay(lower: str, base: str) -> None:
         _mount("overlay", lower, "overlay", 0, options + ",userxattr")  # inside a user namespace
 
 
-def confine(writable: list[str], overlays: list[tuple[str, str]] = ()) -> None:
+def device_names(gpu: bool) -> list[str]:
+    """The names under the host's /dev that a confined process gets: DEVICES, and with gpu those GPU_DEVICES begin
+    with (as present)."""
+    names = [name for name in DEVICES if os.path.exists(os.path.join("/dev", name))]
+    if gpu:
+        names += sorted(name for name in os.listdir("/dev") if name.startswith(GPU_DEVICES))
+    return names
+
+
+def _make_uvm_node() -> None:
+    """/dev/nvidia-uvm, which CUDA has nvidia-modprobe make at its first use, made now while the host's /dev is in
+    sight (the minimal one is read-only); best effort: where it cannot be, CUDA in the worker says so."""
+    if os.path.exists("/dev/nvidiactl") and not os.path.exists("/dev/nvidia-uvm"):
+        exe = shutil.which("nvidia-modprobe")
+        if exe:
+            subprocess.run([exe, "-u", "-c=0"], capture_output=True, timeout=30, check=False)
+
+
+def minimal_dev(stage: str, gpu: bool) -> None:
+    """Replace /dev with a read-only tmpfs that holds only `device_names` (each the host's node, bind-mounted: no
+    node is made), the usual links into /proc/self/fd and a private, writable /dev/shm: no disk, loop or console
+    device, nothing a write under the read-only mounts could go through. stage: an empty folder to build it in."""
+    if gpu:
+        _make_uvm_node()
+    os.makedirs(stage, exist_ok=True)
+    _mount("tmpfs", stage, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0755,size=64k")
+    for name in device_names(gpu):
+        source, target = os.path.join("/dev", name), os.path.join(stage, name)
+        if os.path.isdir(source):
+            os.mkdir(target)
+        else:
+            open(target, "w").close()  # noqa: SIM115 - a mount point, closed at once
+        _mount(source, target, None, MS_BIND | MS_REC)
+    for name, points_to in DEV_LINKS.items():
+        os.symlink(points_to, os.path.join(stage, name))
+    os.mkdir(os.path.join(stage, "shm"))
+    _mount(stage, "/dev", None, MS_MOVE)
+    os.rmdir(stage)
+    _mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777")
+    _mount(None, "/dev", None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC)
+
+
+def confine(writable: list[str], overlays: list[tuple[str, str]] = (), gpu: bool = False) -> None:
+    """Everything read-only but `writable` (and the overlays' private layers), /dev minimal (`minimal_dev`, built
+    in the first writable folder), /proc/sys read-only."""
+    if not writable:
+        raise OSError(0, "no writable folder to build the minimal /dev in")
     before = mounts()
     for folder in writable:
         _mount(folder, folder, None, MS_BIND | MS_REC)
@@ -131,8 +195,7 @@ def confine(writable: list[str], overlays: list[tuple[str, str]] = ()) -> None:
             os.makedirs(private, exist_ok=True)
             print(f"confine: {e}; {lower} is replaced by an empty private folder", file=sys.stderr)
             _mount(private, lower, None, MS_BIND | MS_REC)
-    if os.path.isdir("/dev/shm"):
-        _mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777")
+    minimal_dev(os.path.join(writable[0], ".dev"), gpu)
     if os.path.isdir("/proc/sys"):
         _mount("/proc/sys", "/proc/sys", None, MS_BIND | MS_REC)
         _mount(None, "/proc/sys", None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC)
@@ -149,13 +212,37 @@ def confine(writable: list[str], overlays: list[tuple[str, str]] = ()) -> None:
 
 
 def enter(confinement: Confinement) -> None:
-    """Join the memory cgroups, then confine the file system (OSError where it cannot be)."""
+    """Join the memory cgroups, then confine the file system (OSError where it cannot be). The caller then locks
+    down (`settle`)."""
     for cage in confinement.cages:  # "0": the writing process itself (its pid in this namespace is not the parent's)
         with open(os.path.join(cage, "cgroup.procs"), "w") as f:
             f.write("0")
     writable = [os.path.realpath(w) for w in confinement.writable]
     overlays = [(os.path.realpath(lo), os.path.realpath(b)) for lo, b in confinement.overlays]
-    confine([w for w in writable if os.path.isdir(w)], [(lo, b) for lo, b in overlays if os.path.isdir(lo)])
+    kept = [(lo, b) for lo, b in overlays if os.path.isdir(lo)]
+    confine([w for w in writable if os.path.isdir(w)], kept, confinement.gpu)
+
+
+def as_unprivileged_user() -> None:
+    """This process (single-threaded) into a user namespace of its own where it is uid and gid CANDIDATE_ID
+    (mapped onto its own uid and gid, as bubblewrap's --unshare-user --uid does), with no capability left there
+    (`lock_down`). Called while it still holds its capabilities: mapping uid 0 (root's, or a user namespace's root)
+    takes CAP_SETFCAP at the unshare. OSError where a step fails. What that changes and what not: docs/harness.md
+    ("Isolation")."""
+    uid, gid = os.geteuid(), os.getegid()
+    if _libc.unshare(CLONE_NEWUSER) != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"unshare(CLONE_NEWUSER): {os.strerror(err)}")
+    for name, text in (
+        ("setgroups", "deny"),
+        ("uid_map", f"{CANDIDATE_ID} {uid} 1"),
+        ("gid_map", f"{CANDIDATE_ID} {gid} 1"),
+    ):
+        with open(f"/proc/self/{name}", "w") as f:
+            f.write(text)
+    lock_down()
+    if (os.getuid(), os.getgid()) != (CANDIDATE_ID, CANDIDATE_ID):
+        raise OSError(f"uid {os.getuid()} and gid {os.getgid()} after the user namespace, not {CANDIDATE_ID}")
 
 
 def drop_capabilities() -> None:
@@ -199,6 +286,15 @@ def lock_down() -> None:
         raise OSError(f"privileges left after dropping them: {', '.join(left)}")
 
 
+def settle(confinement: Confinement) -> None:
+    """After `enter`: no capability left (`lock_down`), and where the confinement says so the unprivileged uid of
+    a user namespace of its own first (`as_unprivileged_user`)."""
+    if confinement.user:
+        as_unprivileged_user()
+    else:
+        lock_down()
+
+
 def main(argv: list[str]) -> None:
     if "--" not in argv:
         sys.exit("usage: python -m kernelevolve.eval.launch.confine --rw DIR ... -- COMMAND...")
@@ -206,7 +302,7 @@ def main(argv: list[str]) -> None:
     confinement, command = Confinement.parse(argv[:split]), argv[split + 1 :]
     try:
         enter(confinement)
-        lock_down()
+        settle(confinement)
     except OSError as e:
         print(f"confine: {e}", file=sys.stderr)
         sys.exit(CANNOT_CONFINE)

@@ -24,6 +24,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from kernelevolve.eval.launch import cgroup
+from kernelevolve.eval.launch.confine import CANDIDATE_ID
 from kernelevolve.eval.wire import Confinement
 from kernelevolve.platforms.peaks import peaks_dir
 
@@ -63,6 +64,12 @@ except OSError as e:
     sys.exit(0 if e.errno in (errno.EROFS, errno.EACCES, errno.EPERM) else 3)
 sys.exit(4)
 """
+# Run by the probe with --user: exit 0 only as the unprivileged uid, with nothing under /dev but the minimal set.
+_USER_TEST = """
+import os, sys
+from kernelevolve.eval.launch.confine import CANDIDATE_ID, device_names
+sys.exit(0 if os.getuid() == CANDIDATE_ID and set(device_names(False)) <= set(os.listdir("/dev")) else 5)
+"""
 
 
 @functools.cache
@@ -84,25 +91,35 @@ def _prefix() -> tuple[tuple[str, ...], bool, str]:
         if p.returncode == 0:
             made = "network, PID and /proc namespaces" + (" in a user namespace" if user else "")
             confined, fs_why, overlaid = _probe_file_system(cmd)
-            if confined and overlaid:
-                return (
-                    cmd,
-                    True,
-                    made + ", a read-only file system but for its own folders and private layers over the caches",
-                )
-            if confined:
-                return (
-                    cmd,
-                    True,
-                    made + ", a read-only file system but for its own folders; private, empty caches (no overlayfs)",
-                )
-            return cmd, False, made + f"; the file system is writable ({fs_why})"
+            if not confined:
+                return cmd, False, made + f"; the file system is writable ({fs_why})"
+            caches = " and private layers over the caches" if overlaid else "; private, empty caches (no overlayfs)"
+            return cmd, True, f"{made}, a read-only file system but for its own folders{caches}, a minimal /dev"
+
         why = _last_line(p.stderr, p.returncode)
     return (), False, f"none: `unshare` could not make namespaces here ({why})"
 
 
 def _last_line(stderr: str, code: int) -> str:
     return (stderr.strip().splitlines() or [f"exit status {code}"])[-1]
+
+
+@functools.cache
+def _user() -> tuple[bool, str]:
+    """Whether a confined process can take the unprivileged uid of a user namespace of its own (eval/launch/
+    confine.py `as_unprivileged_user`), and what the result's `sandbox` says of it."""
+    namespaces = _prefix()[0] if _prefix()[1] else ()
+    if not namespaces:
+        return False, ""
+    with tempfile.TemporaryDirectory(prefix="kernelevolve-probe-") as folder:
+        cmd = [*namespaces, sys.executable, *CONFINE, "--rw", folder, "--user", "--", sys.executable, "-c", _USER_TEST]
+        try:
+            p = subprocess.run(cmd, capture_output=True, text=True, timeout=30, env=_python_env())
+        except (OSError, subprocess.SubprocessError) as e:
+            return False, f"; the worker's uid, no user namespace of its own ({e})"
+    if p.returncode == 0:
+        return True, f"; uid {CANDIDATE_ID} in a user namespace of its own"
+    return False, f"; the worker's uid, no user namespace of its own ({_last_line(p.stderr, p.returncode)})"
 
 
 def _probe_file_system(namespaces: tuple[str, ...]) -> tuple[bool, str, bool]:
@@ -181,30 +198,35 @@ def inductor_cache() -> str:
 
 
 def confinement(
-    private_tmp: str | None, cage: str | None = None, writable: list[str] | None = None
+    private_tmp: str | None, cage: str | None = None, writable: list[str] | None = None, gpu: bool = False
 ) -> Confinement | None:
     """What confines a process in the sandbox (eval/launch/confine.py): read-only but for private_tmp and
-    `writable`, in the memory cgroup `cage` (eval/launch/cgroup.py) if given; None where the file system cannot be
-    confined. Without `writable` (a worker) it sees the shared caches through overlays whose writes stay in
-    private_tmp."""
+    `writable`, in the memory cgroup `cage` (eval/launch/cgroup.py) if given, a minimal /dev (with the GPU's nodes
+    where `gpu`), the unprivileged uid of a user namespace of its own where this machine makes one; None where the
+    file system cannot be confined. Without `writable` (a worker) it sees the shared caches through overlays whose
+    writes stay in private_tmp."""
     if not confines_files() or private_tmp is None:
         return None
     if writable is None:  # a worker
         writable, overlays = extra_writable(), _overlays(private_tmp)
     else:
         overlays = []
-    return Confinement((private_tmp, *writable), tuple(overlays), (cage,) if cage else ())
+    return Confinement((private_tmp, *writable), tuple(overlays), (cage,) if cage else (), gpu, _user()[0])
 
 
 def command(
-    cmd: list[str], private_tmp: str | None, cage: str | None = None, writable: list[str] | None = None
+    cmd: list[str],
+    private_tmp: str | None,
+    cage: str | None = None,
+    writable: list[str] | None = None,
+    gpu: bool = False,
 ) -> list[str]:
     """`cmd` in the sandbox: its namespaces, and where the file system can be confined, `confinement`'s (cmd as it
     is where there is no sandbox)."""
     namespaces = prefix()
     if not namespaces:
         return list(cmd)
-    confined = confinement(private_tmp, cage, writable)
+    confined = confinement(private_tmp, cage, writable, gpu)
     if confined is None:
         return [*namespaces, *cmd]
     return [*namespaces, sys.executable, *CONFINE, *confined.args(), "--", *cmd]
@@ -241,7 +263,7 @@ def describe(memory_limited: bool = False, in_judge: bool = False) -> str:
     """What confines candidates on this machine, for every result: 'network, PID and /proc namespaces, ...' or
     'none: why'; memory_limited (the cpu target's workers): how their memory limit holds; in_judge: a GPU target
     told to run the candidate in the judge's process, which every result then says."""
-    made = _prefix()[2]
+    made = _prefix()[2] + _user()[1]
     if confines_files() and extra_writable():
         made += f"; writable to it by {WRITABLE_ENV}: {', '.join(extra_writable())}"
     if memory_limited and confines_files():

@@ -55,7 +55,8 @@ def start(
         private_tmp, cage = _private(env, memory_limit)
         popen["env"] = env
     folder = str(cage.folder) if cage else None
-    full = sandbox.command(list(cmd), private_tmp, folder, writable) if sandboxed else list(cmd)
+    gpu = DEVICE_ENV in (popen.get("env") or {})  # a GPU target's worker: its minimal /dev holds the GPU's nodes
+    full = sandbox.command(list(cmd), private_tmp, folder, writable, gpu) if sandboxed else list(cmd)
     try:
         proc = subprocess.Popen(full, start_new_session=True, **popen)
     except BaseException:

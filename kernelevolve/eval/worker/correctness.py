@@ -89,6 +89,8 @@ def compare(out: Any, ref: Any, atol: float, rtol: float, norm: bool = True) -> 
     """Elementwise |out - ref| <= atol + rtol * |ref| on every leaf, the normalised error bound (norm_bound;
     norm=False leaves it out, as torch.allclose does), plus structure, shape, dtype and NaN/Inf checks.
     max_rel_err is max |out - ref| / max(|ref|, atol)."""
+    if (none := _returned_none(out, ref)) is not None:
+        return none
     out_leaves = tree_flatten(out)[0]
     ref_leaves = tree_flatten(ref)[0]
     if len(out_leaves) != len(ref_leaves):
@@ -107,6 +109,8 @@ def compare_budget(
     reference's own largest error + one ulp of the exact value, and in norm ||out - exact|| / ||exact|| <=
     multiple x the reference's own normalised error + one ulp; NaN and Inf placed where the working-precision
     reference `ref` has them. Leaves without a budget (integers, Python numbers) are compared as `compare` does."""
+    if (none := _returned_none(out, ref)) is not None:
+        return none
     out_leaves, exact_leaves, ref_leaves = tree_flatten(out)[0], tree_flatten(exact)[0], tree_flatten(ref)[0]
     if len(out_leaves) != len(ref_leaves):
         return Comparison(False, f"output has {len(out_leaves)} values, the reference {len(ref_leaves)}")
@@ -121,6 +125,17 @@ def compare_budget(
             wrong = _placement(o, r, where)
         result = result.merge(wrong or _budget_leaf(o, e, r, b, multiple, where))
     return result
+
+
+def _returned_none(out: Any, ref: Any) -> Comparison | None:
+    """forward's None, said as such whatever the reference returns (a tuple's leaves would otherwise be counted)."""
+    if out is not None or ref is None:
+        return None
+    if isinstance(ref, torch.Tensor):
+        what = f"a {tuple(ref.shape)} tensor"
+    else:
+        what = f"a {type(ref).__name__} of {len(tree_flatten(ref)[0])} values"
+    return Comparison(False, f"forward returned None where the reference returns {what}: did it miss a `return`?")
 
 
 def _finite_norm(t: torch.Tensor) -> bool:

@@ -89,6 +89,7 @@ def time_case(
 
         def after_call(name: str) -> None:
             if name == "candidate":
+                precision.reset()  # in-process: before the next reference call, outside the timer's bracket
                 left = g.host.python_left()
                 if left:
                     raise CandidateFailure(Status.REJECTED, f"threads check: after a timed call, {left}")
@@ -375,6 +376,7 @@ def _unseen_round(
                 if g.host.in_process:
                     ms, out = timer.time_once(lambda inputs: model(*inputs), buffers, "candidate")
                     if timer.is_cuda:
+                        precision.reset()  # the reference in the state pinned before the candidate loaded
                         ref_ms.append(timer.time_once(lambda inputs: pc.ref_model(*inputs), buffers, "eager")[0])
                 else:  # the output crosses after, off the judge's clock
                     ms, kept = g.host.clocked(model, buffers, keep=True)
@@ -733,7 +735,7 @@ def _compile(j: _Judging, builds: extension_cache.Channel | None) -> None:
     t1 = time.perf_counter()
     j.report("compile")
     j.watched = {"problem": j.module, "timer": j.timer, **harness_modules()}
-    j.before = (fingerprint(j.watched), precision.state())
+    j.before = (fingerprint(j.watched), precision.pin())
     result, host = j.result, j.host
     protected = protected_spans(j.prepared)
     j.guard = Guard(

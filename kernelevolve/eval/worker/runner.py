@@ -87,6 +87,9 @@ class CandidateProcess:
                 self.conn.send(
                     ("fail", Status.RUNTIME_ERROR.value, f"{kind}: its reply could not be sent: {describe(e)}")
                 )
+            # After the reply, outside every clock's bracket, after every request alike: the next reference call
+            # runs in the state pinned before the candidate loaded; what was changed rejects it (do_tampered).
+            precision.reset()
 
     # ---- requests ----
 
@@ -105,7 +108,7 @@ class CandidateProcess:
         if self.device.type == "cuda":
             torch.cuda.device_count()  # torch caches it in a module global on first use: before the fingerprints
         self.watch = ThreadWatch()
-        self.before = (integrity.fingerprint(integrity.harness_modules()), precision.state())
+        self.before = (integrity.fingerprint(integrity.harness_modules()), precision.pin())
         self.cand = load_candidate(path)
         return self.watch.check()
 
@@ -218,6 +221,7 @@ class CandidateProcess:
 
         def after_call(name: str) -> None:
             if name == "candidate":
+                precision.reset()  # before the next reference call, outside the timer's bracket
                 left = self.watch.python_left()
                 if left:
                     raise CandidateFailure(Status.REJECTED, f"threads check: after a timed call, {left}")

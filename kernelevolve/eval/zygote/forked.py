@@ -100,7 +100,7 @@ def _in_namespaces(spec: Spec, alive: int) -> NoReturn:
         confine.mount_proc()
         if spec.confinement is not None:
             confine.enter(spec.confinement)
-            confine.lock_down()
+            confine.settle(spec.confinement)
         else:  # the file system cannot be confined: no capability is promised gone, but none is kept that can go
             try:
                 confine.drop_capabilities()

@@ -1,0 +1,17 @@
+"""Two outputs: a candidate's None must be said as None, not counted as one value of two."""
+
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        return x * 2, x + 1
+
+
+def get_inputs():
+    return [torch.randn(64)]
+
+
+def get_init_inputs():
+    return []

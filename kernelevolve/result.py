@@ -18,11 +18,39 @@ class Status(str, Enum):
     CRASHED = "crashed"
     REJECTED = "rejected"
     HARNESS_LIMIT = "harness_limit"  # the harness's own phase ran out of a resource: no verdict on the candidate
+    # A timing check failed while the judge's own measurements showed the host contended: no verdict on the
+    # candidate either way (docs/harness.md, "A busy host").
+    INCONCLUSIVE = "inconclusive"
 
 
 # Outcomes that say more about the limits and the machine than about the kernel: never reused from the store, and a
 # root stored with one is evaluated again on a resume.
-MACHINE_STATUSES = (Status.TIMEOUT, Status.CRASHED, Status.HARNESS_LIMIT)
+MACHINE_STATUSES = (Status.TIMEOUT, Status.CRASHED, Status.HARNESS_LIMIT, Status.INCONCLUSIVE)
+# Of those, the ones a search evaluates again later in the run (driver.MACHINE_RETRIES): the machine may be freer.
+RETRIED_STATUSES = (Status.HARNESS_LIMIT, Status.INCONCLUSIVE)
+
+
+class HostContention(BaseModel):
+    """What the judge's own timing of the reference, in its own process while the candidate's process idled, showed
+    of the host (eval/worker/contention.py; docs/harness.md, "A busy host")."""
+
+    wait_share: float | None = Field(
+        None, description="of the time the judge's threads wanted a CPU, the share they waited for one"
+    )
+    spread: float = Field(1.0, description="the slowest over the fastest median of the judge's looks")
+    candidate_cpu: float | None = Field(None, description="CPUs the candidate's processes used meanwhile")
+    load: float | None = Field(None, description="the 1-minute load average per core")
+    contended: bool = False
+    by_candidate: bool = Field(False, description="the signals fired while the candidate's processes ran")
+
+    def describe(self) -> str:
+        wait = "-" if self.wait_share is None else f"{self.wait_share:.0%}"
+        cpu = "" if self.candidate_cpu is None else f", the candidate's processes {self.candidate_cpu:.2f} CPUs"
+        load = "" if self.load is None else f", load {self.load:.1f} per core"
+        return (
+            f"the judge's own timing of the reference waited for a CPU {wait} of the time it wanted one and its looks "
+            f"spread {self.spread:.2f}x (slowest over fastest median){cpu}{load}"
+        )
 
 
 class CaseResult(BaseModel):
@@ -96,6 +124,7 @@ class CaseResult(BaseModel):
     kernelbench_correct: bool | None = Field(
         None, description="KernelBench's verdict (atol = rtol = 1e-2) on the given inputs; None: not reached"
     )
+    contention: HostContention | None = Field(None, description="the host as the judge measured it (timed cases)")
 
 
 class EvalResult(BaseModel):
@@ -136,6 +165,21 @@ class EvalResult(BaseModel):
         "kernel), kernels and launches (torch.profiler, one forward call), ncu (metrics, or a note); "
         "eval/worker/profiling.py",
     )
+
+    @computed_field
+    @property
+    def unreliable(self) -> str:
+        """'' unless the judge's own measurements showed the host contended while it timed a case: then why the
+        figures are unreliable, with the measured spread (an `ok`'s speedup, an `inconclusive`'s times)."""
+        busy = [c for c in self.cases if c.contention is not None and c.contention.contended]
+        if not busy:
+            return ""
+        worst = max(busy, key=lambda c: (c.contention.wait_share or 0.0, c.contention.spread))
+        shape = " ".join(f"{k}={v}" for k, v in worst.shape.items()) or "the case"
+        return (
+            f"a contended host: timed on {len(busy)} of {len(self.cases)} cases while {worst.contention.describe()} "
+            f"({shape}); evaluate again on an idle machine"
+        )
 
     @computed_field
     @property

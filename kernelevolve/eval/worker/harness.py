@@ -26,7 +26,7 @@ import torch
 from kernelevolve.eval.builds import extension_cache
 from kernelevolve.eval.environment import harness_version
 from kernelevolve.eval.wire import EvalJob
-from kernelevolve.eval.worker import integrity, launches, memory, precision, proof, speed, trees
+from kernelevolve.eval.worker import contention, integrity, launches, memory, precision, proof, speed, trees
 from kernelevolve.eval.worker.checking import (
     CandidateFailure,
     Guard,
@@ -143,11 +143,18 @@ def _cross_check(timer: Timer, pc: PreparedCase, fns: dict[str, Any], g: Guard, 
     clock around the same calls, and the reference timed there must not be slower than the same reference timed
     here. Raises CandidateFailure."""
     g.ran("timing_cross_check")
+    try:  # first, so that the judge has measured the host (result.contention) whichever check fails
+        _cross_check_reference(timer, pc, {"eager": fns["eager"].median_ms()}, g, result, REFERENCE_FACTOR)
+    except CandidateFailure as e:
+        failure: CandidateFailure | None = e
+    else:
+        failure = None
     for name, fn in fns.items():
         why = fn.cross_check(name)
         if why:
             raise CandidateFailure(Status.REJECTED, why)
-    _cross_check_reference(timer, pc, {"eager": fns["eager"].median_ms()}, g, result, REFERENCE_FACTOR)
+    if failure is not None:
+        raise failure
 
 
 def _cross_check_reference(
@@ -155,25 +162,35 @@ def _cross_check_reference(
 ) -> dict[str, float]:
     """The baselines' medians as the candidate's process timed them (`theirs`: eager, and compile where timed, in
     ms) must not exceed `factor` times the same baselines timed here, in the judge's process, plus the slack (a
-    candidate in that process could slow them down for real, or report them slower). Returns the judge's own
-    medians (ms, by name); raises CandidateFailure."""
+    candidate in that process could slow them down for real, or report them slower). The judge times them in
+    looks, while the candidate's process idles, until the contention probe has its window (eval/worker/
+    contention.py): `result.contention` says what the host gave the judge meanwhile. Returns the judge's own
+    medians (ms, by name, the fastest look's); raises CandidateFailure."""
     g.ran("timing_cross_check")
     fns: dict[str, Callable[[list[Any]], Any]] = {"eager": lambda inp: pc.ref_model(*inp)}
     if "compile" in theirs and pc.compiled is not None:
         fns["compile"] = lambda inp, c=pc.compiled: c(*inp)
     # No warm-up spin: the case's timing pass has just kept the device busy (on a GPU, from the other process).
-    config = TimerConfig(warmup_s=0.0, min_iters=CROSS_CHECK_ITERS, max_iters=CROSS_CHECK_ITERS)
+    config = TimerConfig(warmup_s=0.0, warmup_iters=0, min_iters=CROSS_CHECK_ITERS, max_iters=CROSS_CHECK_ITERS)
     quick = Timer(timer.device, config)
     slack = REFERENCE_SLACK_MS["cuda" if timer.is_cuda else "cpu"]
     own = {name: float("inf") for name in fns}
-    for _ in range(2):  # a second look before it rejects: a busy host can stretch one measurement
+
+    def look() -> float:
         with torch.no_grad():
             stats = quick.time_interleaved(fns, pc.timing_sets)
-        own = {name: min(own[name], stats[name].median_ms) for name in fns}
-        result.t_eager_judge_ms = own["eager"]
-        slower = [name for name in fns if theirs[name] > factor * own[name] + slack]
-        if not slower:
-            return own
+        for name in fns:
+            own[name] = min(own[name], stats[name].median_ms)
+        return stats["eager"].median_ms
+
+    with torch.no_grad():  # one warm-up round, outside the probe's looks
+        for fn in fns.values():
+            fn(pc.timing_sets[0])
+    _, result.contention = contention.probe_looks(look, g.host.pids())
+    result.t_eager_judge_ms = own["eager"]
+    slower = [name for name in fns if theirs[name] > factor * own[name] + slack]
+    if not slower:
+        return own
     name = slower[0]
     what = "the reference" if name == "eager" else "the torch.compile baseline"
     raise CandidateFailure(
@@ -527,6 +544,7 @@ def run_job(
     report = _Stages(report)
     device = _device(job)  # a GPU target without one is said before the candidate's process is asked anything
     if runner is not None:
+        contention.adopt_orphans()  # before the candidate loads: what it starts stays the judge's to see
         host: InProcess | Remote = Remote(
             runner[0], runner[1], job.candidate_path, job.problem_path, report.build, device
         )
@@ -842,7 +860,7 @@ def _time_case(j: _Judging, ci: int, pc: PreparedCase, model: Any, cr: CaseResul
             why, failure, waited = _timed(timer, pc, model, cr, g, floor)
             j.result.review.append(f"{cr.shape}: timed twice: during the first timing, {busy}")
         if failure is not None:
-            raise failure
+            raise contention.verdict(failure, cr.contention)
     except CandidateFailure as e:
         raise _Stop(e.status, f"case {ci} {pc.shape}: {e.reason}") from None
     except Exception as e:  # noqa: BLE001

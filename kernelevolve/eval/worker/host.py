@@ -257,7 +257,21 @@ class Remote:
             return reply[1]
         if reply[0] == LOAD_ERROR:
             raise CandidateLoadError(reply[1])
-        raise CandidateFailure(Status(reply[1]), reply[2])
+        return self._failure(reply)
+
+    @staticmethod
+    def _failure(reply: tuple) -> Any:
+        """A failure the candidate's process reports ends the evaluation with its status, except `inconclusive`,
+        which only the judge's own measurements of the host give (eval/worker/contention.py)."""
+        try:
+            status = Status(reply[1])
+        except (ValueError, IndexError):
+            status = Status.INCONCLUSIVE
+        if status is Status.INCONCLUSIVE:
+            raise CandidateFailure(
+                Status.REJECTED, "integrity check: the candidate's process sent a status only the judge may give"
+            )
+        raise CandidateFailure(status, str(reply[2]) if len(reply) > 2 else "")
 
     def _reply(self) -> tuple:
         """The next reply, built by the judge's own unpickler (eval/worker/replies.py); anything else ends the

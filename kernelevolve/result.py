@@ -34,8 +34,8 @@ class HostContention(BaseModel):
     """What the judge's own timing of the reference, in its own process while the candidate's process idled, showed
     of the host (eval/worker/contention.py; docs/harness.md, "A busy host")."""
 
-    wait_share: float | None = Field(
-        None, description="of the time the judge's threads wanted a CPU, the share they waited for one"
+    shortfall: float | None = Field(
+        None, description="of the CPU the judge's timing wanted (one, or less where it wanted less), the share denied"
     )
     spread: float = Field(1.0, description="the slowest over the fastest median of the judge's looks")
     candidate_cpu: float | None = Field(None, description="CPUs the candidate's processes used meanwhile")
@@ -44,11 +44,11 @@ class HostContention(BaseModel):
     by_candidate: bool = Field(False, description="the signals fired while the candidate's processes ran")
 
     def describe(self) -> str:
-        wait = "-" if self.wait_share is None else f"{self.wait_share:.0%}"
+        short = "-" if self.shortfall is None else f"{self.shortfall:.0%}"
         cpu = "" if self.candidate_cpu is None else f", the candidate's processes {self.candidate_cpu:.2f} CPUs"
         load = "" if self.load is None else f", load {self.load:.1f} per core"
         return (
-            f"the judge's own timing of the reference waited for a CPU {wait} of the time it wanted one and its looks "
+            f"the judge's own timing of the reference was denied {short} of the CPU it wanted and its looks "
             f"spread {self.spread:.2f}x (slowest over fastest median){cpu}{load}"
         )
 
@@ -174,7 +174,7 @@ class EvalResult(BaseModel):
         busy = [c for c in self.cases if c.contention is not None and c.contention.contended]
         if not busy:
             return ""
-        worst = max(busy, key=lambda c: (c.contention.wait_share or 0.0, c.contention.spread))
+        worst = max(busy, key=lambda c: (c.contention.shortfall or 0.0, c.contention.spread))
         shape = " ".join(f"{k}={v}" for k, v in worst.shape.items()) or "the case"
         return (
             f"a contended host: timed on {len(busy)} of {len(self.cases)} cases while {worst.contention.describe()} "

@@ -226,7 +226,7 @@ def test_discovery_errors_and_fast_p(tmp_path):
 
 def _contended_ok() -> EvalResult:
     case = CaseResult(shape={"N": 8}, correct=True, t_candidate_ms=1.0, t_eager_ms=3.0, speedup=3.0)
-    case.contention = HostContention(wait_share=0.8, spread=1.7, candidate_cpu=0.0, contended=True)
+    case.contention = HostContention(shortfall=0.8, spread=1.7, candidate_cpu=0.0, contended=True)
     return EvalResult(status=Status.OK, correct=True, cases=[case]).finalize()
 
 

@@ -21,7 +21,7 @@ CROSS = "timing cross-check: the reference took 19.9 ms per call in the candidat
 
 
 def measured(wait: float | None, cpu: float | None = 0.0, spread: float = 1.2) -> HostContention:
-    return contention.judge(HostContention(wait_share=wait, spread=spread, candidate_cpu=cpu, load=3.0))
+    return contention.judge(HostContention(shortfall=wait, spread=spread, candidate_cpu=cpu, load=3.0))
 
 
 def test_the_judge_s_wait_decides_and_the_candidate_s_own_cpu_time_vetoes():
@@ -37,7 +37,7 @@ def test_a_timing_rejection_on_a_contended_host_is_inconclusive_and_says_what_to
     found = contention.verdict(CandidateFailure(Status.REJECTED, CROSS), measured(0.7))
     assert found.status is Status.INCONCLUSIVE
     assert found.reason.startswith(f"inconclusive: {CROSS}; but the host was contended: ")
-    assert "waited for a CPU 70%" in found.reason and "evaluate it again on an idle machine" in found.reason
+    assert "was denied 70% of the CPU" in found.reason and "evaluate it again on an idle machine" in found.reason
     unseen = CandidateFailure(Status.REJECTED, "unseen-inputs check: calls on inputs it had not seen took 9 ms")
     assert contention.verdict(unseen, measured(0.7)).status is Status.INCONCLUSIVE
 
@@ -82,7 +82,7 @@ def test_an_ok_timed_on_a_contended_host_says_its_figure_is_unreliable_with_the_
     quiet, busy = _result(Status.OK, 0.1), _result(Status.OK, 0.75)
     assert quiet.unreliable == "" and busy.correct and busy.fitness == pytest.approx(2.0)
     assert busy.unreliable.startswith("a contended host: timed on 1 of 1 cases while the judge's own timing")
-    assert "spread 1.20x" in busy.unreliable and "waited for a CPU 75%" in busy.unreliable
+    assert "spread 1.20x" in busy.unreliable and "was denied 75% of the CPU" in busy.unreliable
     again = EvalResult.model_validate_json(busy.model_dump_json())  # stored and read back, as the store does
     assert again.unreliable == busy.unreliable and again.cases[0].contention == busy.cases[0].contention
     assert busy.model_dump(mode="json")["unreliable"] == busy.unreliable  # `eval --json`
@@ -122,3 +122,13 @@ def test_the_candidate_s_processes_are_every_descendant_of_the_judge():
     finally:
         child.kill()
         child.wait()
+
+
+def test_the_shortfall_is_of_one_cpu_at_most():
+    """A reference on two threads that gets one core whole is denied nothing: it is timed as on one thread."""
+    second = 10**9
+    assert contention.shortfall(second, 0, 1.0) == 0.0  # one thread, never waited
+    assert contention.shortfall(second, second, 1.0) == 0.0  # two threads sharing one core: one CPU got
+    assert contention.shortfall(second // 2, second // 2, 1.0) == pytest.approx(0.5)  # half of one CPU
+    assert contention.shortfall(second // 3, 2 * second, 1.0) == pytest.approx(2 / 3)
+    assert contention.shortfall(0, 0, 1.0) is None

@@ -2,12 +2,13 @@
 (docs/harness.md, "A busy host").
 
 The judge times the reference in its own process, in looks of a few calls each, while the candidate's process has
-no request to serve. Its own measurements over that window say whether the host gave it its CPUs: the run-queue
-wait of the judge's threads against their time on a CPU (Linux's schedstat), and the CPU time the candidate's
-processes took meanwhile (idle, an honest candidate takes none: the worker's OpenMP wait policy is passive). The
-host is contended where the judge's threads waited for a CPU longer than they ran while the candidate stayed idle;
-the spread of the looks' medians is reported with it. A candidate that spins while the judge measures makes the
-wait grow too; its CPU time then shows, and the contention counts as its own: the verdict stands.
+no request to serve. Its own measurements over that window say whether the host gave it its CPUs: its threads'
+time on a CPU and waiting for one (Linux's schedstat), hence the share of the CPU it wanted that it did not get,
+and the CPU time the candidate's processes took meanwhile (idle, an honest candidate takes none: the worker's
+OpenMP wait policy is passive). The host is contended where the judge was denied over a quarter of the CPU it
+wanted while the candidate stayed idle; the spread of the looks' medians is reported with it. A candidate that
+spins while the judge measures makes the judge wait too; its CPU time then shows, and the contention counts as
+its own: the verdict stands.
 """
 
 from __future__ import annotations
@@ -20,14 +21,14 @@ from kernelevolve.eval.worker.checking import CandidateFailure
 from kernelevolve.eval.worker.hostload import PROC
 from kernelevolve.result import HostContention, Status
 
-# The threshold (docs/harness.md, "A busy host", has the measurements): of the time the judge's threads wanted a
-# CPU, they waited for one over this share: every wall-clock time on this host is then more than 1 / (1 - 1/3) =
-# 1.5 times the CPU time behind it, the factor the timing cross-check allows between two clocks around the same
-# calls (host.CROSS_CHECK_FACTOR). An idle host gives about 0; a busy process on every core about 0.33 to a
-# reference on one thread and 0.67 to one on two (each session gets its share of the cores: Linux's autogroups),
-# 0.8 on a 2-core host at a load of 4 to 8. The looks' spread is reported, never a trigger: the medians of a few
-# microsecond calls spread up to 4x on a host where the judge never waited.
-WAIT_SHARE = 1 / 3
+# The threshold (docs/harness.md, "A busy host", has the measurements): of the CPU the judge's timing wanted (one
+# CPU, or less where its threads wanted less), the share the host denied it. Linux gives each session its share
+# of the cores (autogroups): CI's own load (two test processes on two cores) leaves the judge at least one CPU
+# (none denied), a busy process on every core of two leaves it two thirds (a third denied), or half with a test
+# process beside them; past a quarter denied, each wall-clock time is over 1.33x the CPU time behind it. The
+# looks' spread is reported, never a trigger: the medians of calls of a few microseconds spread up to 4.6x on a
+# host where the judge was denied nothing.
+SHORTFALL = 0.25
 # The candidate's processes may take at most this share of one CPU while the judge measures alone (an honest
 # one, idle between requests, takes next to none) before the contention is counted as the candidate's doing.
 CANDIDATE_IDLE = 0.1
@@ -123,13 +124,22 @@ class Probe:
         spread = max(positive) / min(positive) if positive else 1.0
         load = os.getloadavg()[0] / (os.cpu_count() or 1)
         run, wait = (now - then for now, then in zip(_sched_ns("self"), self.own0))
-        share = wait / (run + wait) if run + wait > 0 else None
-        return judge(HostContention(wait_share=share, spread=spread, candidate_cpu=cpu, load=load))
+        return judge(HostContention(shortfall=shortfall(run, wait, wall), spread=spread, candidate_cpu=cpu, load=load))
+
+
+def shortfall(run_ns: int, wait_ns: int, wall_s: float) -> float | None:
+    """Of the CPU the judge's threads wanted over wall_s (their time on a CPU and waiting for one, per second, up to
+    one CPU: a reference on two threads that gets one core whole is timed as it would be on one), the share they
+    did not get."""
+    wanted = min((run_ns + wait_ns) / 1e9 / wall_s, 1.0)
+    if wanted <= 0:
+        return None
+    return max(0.0, wanted - run_ns / 1e9 / wall_s) / wanted
 
 
 def judge(c: HostContention) -> HostContention:
     """c with `contended` set by the thresholds, and `by_candidate` where the candidate was not idle."""
-    signals = (c.wait_share or 0.0) > WAIT_SHARE
+    signals = (c.shortfall or 0.0) > SHORTFALL
     c.by_candidate = signals and c.candidate_cpu is not None and c.candidate_cpu > CANDIDATE_IDLE
     c.contended = signals and not c.by_candidate
     return c

@@ -134,6 +134,8 @@ def test_what_reaches_for_the_judge_finds_nothing_of_it_on_the_cpu(cpu_evaluator
     [
         ("forges_reported_times.py", "timing cross-check: the candidate's process reported"),
         ("slows_reference_in_its_process.py", "something there slows the reference down"),
+        # Issue 45, class 2: a correction the candidate's process served (its empty requests) cancelled the check.
+        ("slows_empty_requests.py", "timing cross-check: the candidate's process reported"),
     ],
 )
 def test_forging_the_candidate_processes_own_clock_is_caught_by_the_judges(cpu_evaluator, candidate, why):

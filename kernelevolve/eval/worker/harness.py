@@ -763,6 +763,8 @@ def _compile(j: _Judging, builds: extension_cache.Channel | None) -> None:
         if host.measures:
             with j.timed("calibration"):  # the harness's cost, not the candidate's compile
                 host.block_overhead = proof.calibrate(host, j.device)
+        elif isinstance(host, Remote):  # cpu: the cost of a request, before any candidate code serves one
+            host.calibrate()
         install = lambda: extension_cache.install(report=j.report.build, channel=builds)  # noqa: E731
         left = host.load(j.job.allow_tf32, install, compiled)
     except CandidateLoadError as e:  # the candidate's mistake, all said in the reason: no harness traceback

@@ -34,11 +34,12 @@ from kernelevolve.problem.candidate import CandidateLoadError, load_candidate
 from kernelevolve.problem.inputs import build_model
 from kernelevolve.result import Status
 
-# The judge's clock around a timed request (the fastest), less that of an empty request, may exceed what the
-# candidate's process reports (the median) by this factor plus the slack before the reported times are called
-# forged; a report may exceed the judge's median by the slack.
+# The judge's clock around a timed request (the fastest), less the cost of a request itself (measured before the
+# candidate loaded: `Remote.calibrate`), may exceed what the candidate's process reports (the median) by this factor
+# plus the slack before the reported times are called forged; a report may exceed the judge's median by the slack.
 CROSS_CHECK_FACTOR = 1.5
 CROSS_CHECK_SLACK_MS = 0.05
+CALIBRATION_REQUESTS = 20
 
 
 def _asked(group: Any, names: set[str]) -> None:
@@ -158,7 +159,6 @@ class RemoteFn:
         self.host, self.model, self.keep = host, model, keep
         self.brackets: list[float] = []
         self.claimed: list[float] = []
-        self.empty: list[float] = []
 
     def remote_ms(self, inputs: Any) -> tuple[float, int]:
         """(ms of one call as the candidate's process timed it, the page faults it counted there)."""
@@ -167,9 +167,6 @@ class RemoteFn:
         ms, faults = self.host.request("timed", self.model, key, self.keep)
         self.brackets.append((time.perf_counter() - t0) * 1e3)
         self.claimed.append(ms)
-        t0 = time.perf_counter()
-        self.host.request("ping")
-        self.empty.append((time.perf_counter() - t0) * 1e3)
         return ms, faults
 
     def __call__(self, inputs: Any) -> None:
@@ -177,13 +174,13 @@ class RemoteFn:
 
     def cross_check(self, name: str) -> str:
         """'' when the candidate process's times of `name` agree with the judge's clock, else why not. The judge's
-        figure is its fastest bracket less the median empty request: a call whose reply waited for a core (an
-        OpenMP pool of the candidate's still spinning after it) only lengthens that call's bracket, while a report
-        shrunk on every call shows in the fastest one too."""
+        figure is its fastest bracket less the cost of a request measured before the candidate loaded (an empty
+        request the candidate's code serves could be slowed to cancel the check): a call whose reply waited for a
+        core only lengthens that call's bracket, while a report shrunk on every call shows in the fastest one too."""
         if len(self.claimed) < 3:
             return ""
         claimed = statistics.median(self.claimed)
-        seen = min(self.brackets) - statistics.median(self.empty)
+        seen = min(self.brackets) - self.host.empty_ms
         if claimed - CROSS_CHECK_SLACK_MS <= statistics.median(self.brackets) and (
             seen <= CROSS_CHECK_FACTOR * claimed + CROSS_CHECK_SLACK_MS
         ):
@@ -230,6 +227,7 @@ class Remote:
         self.block_overhead: Any = None  # proof.Overhead, measured before the candidate loads (GPU)
         self._timed: set[str] = set()  # GPU: the functions the last timing pass was asked to time
         self._unanswered = 0  # requests sent without waiting for their replies (`warm_up`)
+        self.empty_ms = 0.0  # cpu: the cost of a request itself, measured before the candidate loads (`calibrate`)
 
     def warm_up(self) -> None:
         """Ask the candidate's process to make its CUDA context now, without waiting: it does while the judge makes
@@ -381,13 +379,20 @@ class Remote:
         return RemoteFn(self, model, keep)
 
     def clocked(self, model: int, inputs: Any, keep: bool) -> tuple[float, int]:
-        """One call: (ms on the judge's clock around the request, less the fastest of two empty requests just
-        before it (a busy host lengthens every request, which is not the call's time), with keep the index of its
+        """One call: (ms on the judge's clock around the request, less the cost of a request measured before the
+        candidate loaded (`calibrate`: nothing the candidate serves enters the figure), with keep the index of its
         output, kept in the candidate's process until `output` takes it)."""
-        empty = min(self.ping(), self.ping())
         t0 = time.perf_counter()
         index = self.request("clocked", model, self.key(inputs), keep)
-        return max((time.perf_counter() - t0) * 1e3 - empty, 0.0), index
+        return max((time.perf_counter() - t0) * 1e3 - self.empty_ms, 0.0), index
+
+    def calibrate(self, n: int = CALIBRATION_REQUESTS) -> None:
+        """cpu: the cost of a request itself, the fastest of `n` empty ones, taken while the candidate's process
+        runs only the harness's code (before `load`): the correction the judge subtracts from its clock around a
+        request, which a candidate could otherwise lengthen by serving its empty requests slowly (issue 45, class
+        2). On a host that gets busier later the correction stays small, which can only lengthen the judge's
+        figures, never shorten them."""
+        self.empty_ms = min(self.ping() for _ in range(n))
 
     def output(self, index: int) -> Any:
         """A clocked call's output, copied; the outputs kept before it go."""

@@ -147,6 +147,23 @@ def test_forging_the_candidate_processes_own_clock_is_caught_by_the_judges(cpu_e
     assert why in result.reason, result.reason
 
 
+def test_a_call_of_microseconds_gains_nothing_from_fixed_slacks(cpu_evaluator):
+    """Issue 45, class 4: on `x * 2 + 1`, slowing the reference in its own process and reporting its own calls at a
+    hundredth, each inside a fixed slack far larger than the call, gave 48x (3357x on this code before the fix).
+    The speedup's baseline is the lower of the reference's times in the two processes, and the candidate's time is
+    at least what the judge's clock around its calls allows: rejected, or a speedup of about 1x at most."""
+    result = cpu_evaluator.evaluate(
+        load_problem(HERE / "problems" / "scale_add_tiny.py"),
+        HERE / "exploits" / "reports_at_the_floor.py",
+        **FAST_TIMING,
+    )
+    assert result.status in (Status.REJECTED, Status.OK), (result.reason, result.log_tail)
+    if result.status is Status.OK:
+        assert result.speedup is not None and result.speedup < 2.0, (result.speedup, result.review)
+    else:
+        assert "timing cross-check: the candidate's process reported" in result.reason, result.reason
+
+
 def test_a_reply_the_candidate_forges_runs_nothing_in_the_judge(cpu_evaluator):
     """The candidate's process can write anything to its pipe to the judge; the judge reads replies with an
     unpickler that builds only the harness's own reply types, so a pickle that calls `exec` is refused, never run,

@@ -107,7 +107,8 @@ def time_case(
         del copy
         outputs = rec.outputs() if g.host.in_process else rec.outputs(g.host.last_outputs(pc.timing_sets))
         if not g.host.in_process:
-            _cross_check(timer, pc, fns, g, result)
+            theirs = {"eager": stats["eager"].median_ms}
+            judged = _cross_check(timer, pc, fns, g, result)
         host, graphs = rest()
 
         def retime() -> dict[str, Any]:
@@ -121,8 +122,10 @@ def time_case(
     result.eager_faults_per_call = stats["eager"].faults_per_call
     if "compile" in stats:
         result.t_compile_ms, result.t_compile_iqr_ms = stats["compile"].median_ms, stats["compile"].iqr_ms
-    if g.host.measures:
+    if judged:  # the candidate in a process of its own: a baseline it slowed there does not count
         lower_baselines(result, theirs, judged, g)
+    if not g.host.in_process and not g.host.measures:
+        _judged_floor(result, fns["candidate"], g)
     for kind, measured in (("graph", graphs), ("host", host)):
         for name, st in measured.items():
             if st is not None:
@@ -138,13 +141,14 @@ def time_case(
     return outputs
 
 
-def _cross_check(timer: Timer, pc: PreparedCase, fns: dict[str, Any], g: Guard, result: CaseResult) -> None:
+def _cross_check(timer: Timer, pc: PreparedCase, fns: dict[str, Any], g: Guard, result: CaseResult) -> dict[str, float]:
     """The candidate's process timed every function, each call a request; each report must agree with the judge's
     clock around the same calls, and the reference timed there must not be slower than the same reference timed
-    here. Raises CandidateFailure."""
+    here. Returns the judge's own medians of the baselines (ms, by name); raises CandidateFailure."""
     g.ran("timing_cross_check")
+    own: dict[str, float] = {}
     try:  # first, so that the judge has measured the host (result.contention) whichever check fails
-        _cross_check_reference(timer, pc, {"eager": fns["eager"].median_ms()}, g, result, REFERENCE_FACTOR)
+        own = _cross_check_reference(timer, pc, {"eager": fns["eager"].median_ms()}, g, result, REFERENCE_FACTOR)
     except CandidateFailure as e:
         failure: CandidateFailure | None = e
     else:
@@ -155,6 +159,23 @@ def _cross_check(timer: Timer, pc: PreparedCase, fns: dict[str, Any], g: Guard, 
             raise CandidateFailure(Status.REJECTED, why)
     if failure is not None:
         raise failure
+    return own
+
+
+def _judged_floor(result: CaseResult, fn: Any, g: Guard) -> None:
+    """cpu: the candidate's time is at least what the judge's clock allows (host.RemoteFn.floor_ms): a report
+    inside the cross-check's bounds but below the call the judge saw (issue 45, class 4: a call of microseconds,
+    where a fixed slack was most of the bound) can only lower the speedup. Where the bound, not the report, sets
+    the time, the case says so in `review`: the call is below what the judge resolves around a request here."""
+    floor = fn.floor_ms()
+    if floor is None or result.t_candidate_ms is None or floor <= result.t_candidate_ms:
+        return
+    g.review.append(
+        f"{result.shape}: the candidate's process reported {result.t_candidate_ms:.4g} ms per call, below what the "
+        f"judge's clock around its requests allows ({floor:.4g} ms, taken as its time): calls this short are below "
+        "what the judge resolves on this host, and the speedup is a bound"
+    )
+    result.t_candidate_ms = floor
 
 
 def _cross_check_reference(

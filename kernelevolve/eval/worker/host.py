@@ -195,6 +195,13 @@ class RemoteFn:
     def median_ms(self) -> float:
         return statistics.median(self.claimed)
 
+    def floor_ms(self) -> float | None:
+        """The least per-call time the judge's clock allows a report of (the cross-check's bound without its
+        slack): its fastest bracket less the request's own cost, over CROSS_CHECK_FACTOR; None before 3 calls."""
+        if len(self.brackets) < 3:
+            return None
+        return max(min(self.brackets) - self.host.empty_ms, 0.0) / CROSS_CHECK_FACTOR
+
 
 class Remote:
     """The judge's end of the candidate's process."""

@@ -159,6 +159,7 @@ class RemoteFn:
         self.host, self.model, self.keep = host, model, keep
         self.brackets: list[float] = []
         self.claimed: list[float] = []
+        self.empty: list[float] = []
 
     def remote_ms(self, inputs: Any) -> tuple[float, int]:
         """(ms of one call as the candidate's process timed it, the page faults it counted there)."""
@@ -167,6 +168,7 @@ class RemoteFn:
         ms, faults = self.host.request("timed", self.model, key, self.keep)
         self.brackets.append((time.perf_counter() - t0) * 1e3)
         self.claimed.append(ms)
+        self.empty.append(self.host.ping())
         return ms, faults
 
     def __call__(self, inputs: Any) -> None:
@@ -174,13 +176,12 @@ class RemoteFn:
 
     def cross_check(self, name: str) -> str:
         """'' when the candidate process's times of `name` agree with the judge's clock, else why not. The judge's
-        figure is its fastest bracket less the cost of a request measured before the candidate loaded (an empty
-        request the candidate's code serves could be slowed to cancel the check): a call whose reply waited for a
+        figure is its fastest bracket less the cost of a request (`request_ms`): a call whose reply waited for a
         core only lengthens that call's bracket, while a report shrunk on every call shows in the fastest one too."""
         if len(self.claimed) < 3:
             return ""
         claimed = statistics.median(self.claimed)
-        seen = min(self.brackets) - self.host.empty_ms
+        seen = min(self.brackets) - self.request_ms()
         if claimed - CROSS_CHECK_SLACK_MS <= statistics.median(self.brackets) and (
             seen <= CROSS_CHECK_FACTOR * claimed + CROSS_CHECK_SLACK_MS
         ):
@@ -200,7 +201,13 @@ class RemoteFn:
         slack): its fastest bracket less the request's own cost, over CROSS_CHECK_FACTOR; None before 3 calls."""
         if len(self.brackets) < 3:
             return None
-        return max(min(self.brackets) - self.host.empty_ms, 0.0) / CROSS_CHECK_FACTOR
+        return max(min(self.brackets) - self.request_ms(), 0.0) / CROSS_CHECK_FACTOR
+
+    def request_ms(self) -> float:
+        """The cost of a request itself: the fastest empty request, those beside the timed calls (served by the
+        candidate's process, which can make them slower, never faster) and those before it loaded
+        (`Remote.calibrate`), so a slowed empty request can only lengthen the judge's figure (issue 45, class 2)."""
+        return min([self.host.empty_ms, *self.empty])
 
 
 class Remote:
@@ -399,7 +406,8 @@ class Remote:
         request, which a candidate could otherwise lengthen by serving its empty requests slowly (issue 45, class
         2). On a host that gets busier later the correction stays small, which can only lengthen the judge's
         figures, never shorten them."""
-        self.empty_ms = min(self.ping() for _ in range(n))
+        times = [self.ping() for _ in range(n)]
+        self.empty_ms = min(times[n // 4 :])  # the first few warm the pipe and the process up
 
     def output(self, index: int) -> Any:
         """A clocked call's output, copied; the outputs kept before it go."""

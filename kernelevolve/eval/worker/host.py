@@ -241,7 +241,9 @@ class Remote:
         self.block_overhead: Any = None  # proof.Overhead, measured before the candidate loads (GPU)
         self._timed: set[str] = set()  # GPU: the functions the last timing pass was asked to time
         self._unanswered = 0  # requests sent without waiting for their replies (`warm_up`)
-        self.empty_ms = 0.0  # cpu: the cost of a request itself, measured before the candidate loads (`calibrate`)
+        # cpu: the cost of a request itself, measured before the candidate loads (`calibrate`); 0 (no correction)
+        # until then
+        self.empty_ms = 0.0
 
     def warm_up(self) -> None:
         """Ask the candidate's process to make its CUDA context now, without waiting: it does while the judge makes
@@ -393,12 +395,14 @@ class Remote:
         return RemoteFn(self, model, keep)
 
     def clocked(self, model: int, inputs: Any, keep: bool) -> tuple[float, int]:
-        """One call: (ms on the judge's clock around the request, less the cost of a request measured before the
-        candidate loaded (`calibrate`: nothing the candidate serves enters the figure), with keep the index of its
-        output, kept in the candidate's process until `output` takes it)."""
+        """One call: (ms on the judge's clock around the request, less the cost of a request: the fastest of two
+        empty ones just before it and those before the candidate loaded (`calibrate`), so an empty request the
+        candidate serves slowly can only lengthen the figure; with keep the index of its output, kept in the
+        candidate's process until `output` takes it)."""
+        empty = min(self.empty_ms, self.ping(), self.ping())
         t0 = time.perf_counter()
         index = self.request("clocked", model, self.key(inputs), keep)
-        return max((time.perf_counter() - t0) * 1e3 - self.empty_ms, 0.0), index
+        return max((time.perf_counter() - t0) * 1e3 - empty, 0.0), index
 
     def calibrate(self, n: int = CALIBRATION_REQUESTS) -> None:
         """cpu: the cost of a request itself, the fastest of `n` empty ones, taken while the candidate's process

@@ -125,6 +125,11 @@ class CaseResult(BaseModel):
         None, description="KernelBench's verdict (atol = rtol = 1e-2) on the given inputs; None: not reached"
     )
     contention: HostContention | None = Field(None, description="the host as the judge measured it (timed cases)")
+    unresolved: str = Field(
+        "",
+        description="cpu: why the candidate's time is the judge's bound, not its report (a call below what the "
+        "judge resolves around a request)",
+    )
 
 
 class EvalResult(BaseModel):
@@ -169,16 +174,20 @@ class EvalResult(BaseModel):
     @computed_field
     @property
     def unreliable(self) -> str:
-        """'' unless the judge's own measurements showed the host contended while it timed a case: then why the
-        figures are unreliable, with the measured spread (an `ok`'s speedup, an `inconclusive`'s times)."""
+        """'' unless the judge's own measurements showed the host contended while it timed a case, or a case's calls
+        were below what the judge resolves: then why the figures are unreliable, with the measured shortfall and
+        spread (an `ok`'s speedup, an `inconclusive`'s times)."""
         busy = [c for c in self.cases if c.contention is not None and c.contention.contended]
+        short = [f"{c.unresolved} ({_shape(c)})" for c in self.cases if c.unresolved]
         if not busy:
-            return ""
+            return "; ".join(short)
         worst = max(busy, key=lambda c: (c.contention.shortfall or 0.0, c.contention.spread))
-        shape = " ".join(f"{k}={v}" for k, v in worst.shape.items()) or "the case"
-        return (
-            f"a contended host: timed on {len(busy)} of {len(self.cases)} cases while {worst.contention.describe()} "
-            f"({shape}); evaluate again on an idle machine"
+        return "; ".join(
+            [
+                f"a contended host: timed on {len(busy)} of {len(self.cases)} cases while "
+                f"{worst.contention.describe()} ({_shape(worst)}); evaluate again on an idle machine",
+                *short,
+            ]
         )
 
     @computed_field
@@ -209,6 +218,10 @@ class EvalResult(BaseModel):
         times = [(c.t_compile_ms if baseline == "compile" else c.t_eager_ms, c.t_candidate_ms) for c in self.cases]
         ratios = [base / t for base, t in times if base and t]
         return geomean(ratios) if ratios else None
+
+
+def _shape(case: CaseResult) -> str:
+    return " ".join(f"{k}={v}" for k, v in case.shape.items()) or "the case"
 
 
 def geomean(values: list[float]) -> float:

@@ -132,3 +132,12 @@ def test_the_shortfall_is_of_one_cpu_at_most():
     assert contention.shortfall(second // 2, second // 2, 1.0) == pytest.approx(0.5)  # half of one CPU
     assert contention.shortfall(second // 3, 2 * second, 1.0) == pytest.approx(2 / 3)
     assert contention.shortfall(0, 0, 1.0) is None
+
+
+def test_a_call_below_what_the_judge_resolves_is_unreliable_too():
+    case = CaseResult(shape={"N": 8}, correct=True, t_candidate_ms=0.03, t_eager_ms=0.01, speedup=1 / 3)
+    case.unresolved = "the candidate's process reported 0.001 ms per call, below what the judge's clock allows"
+    result = EvalResult(status=Status.OK, correct=True, cases=[case], target="cpu").finalize()
+    assert result.unreliable == f"{case.unresolved} (N=8)"
+    case.contention = measured(0.6)
+    assert result.unreliable.startswith("a contended host") and result.unreliable.endswith(f"{case.unresolved} (N=8)")

@@ -125,7 +125,7 @@ def time_case(
     if judged:  # the candidate in a process of its own: a baseline it slowed there does not count
         lower_baselines(result, theirs, judged, g)
     if not g.host.in_process and not g.host.measures:
-        _judged_floor(result, fns["candidate"], g)
+        _judged_floor(result, fns["candidate"])
     for kind, measured in (("graph", graphs), ("host", host)):
         for name, st in measured.items():
             if st is not None:
@@ -162,18 +162,19 @@ def _cross_check(timer: Timer, pc: PreparedCase, fns: dict[str, Any], g: Guard, 
     return own
 
 
-def _judged_floor(result: CaseResult, fn: Any, g: Guard) -> None:
+def _judged_floor(result: CaseResult, fn: Any) -> None:
     """cpu: the candidate's time is at least what the judge's clock allows (host.RemoteFn.floor_ms): a report
     inside the cross-check's bounds but below the call the judge saw (issue 45, class 4: a call of microseconds,
     where a fixed slack was most of the bound) can only lower the speedup. Where the bound, not the report, sets
-    the time, the case says so in `review`: the call is below what the judge resolves around a request here."""
+    the time, the case says so (`unresolved`, hence the result's `unreliable`): the call is below what the judge
+    resolves around a request here, and its speedup is a bound, not a figure to rank by."""
     floor = fn.floor_ms()
     if floor is None or result.t_candidate_ms is None or floor <= result.t_candidate_ms:
         return
-    g.review.append(
-        f"{result.shape}: the candidate's process reported {result.t_candidate_ms:.4g} ms per call, below what the "
-        f"judge's clock around its requests allows ({floor:.4g} ms, taken as its time): calls this short are below "
-        "what the judge resolves on this host, and the speedup is a bound"
+    result.unresolved = (
+        f"the candidate's process reported {result.t_candidate_ms:.4g} ms per call, below what the judge's clock "
+        f"around its requests allows ({floor:.4g} ms, taken as its time): calls this short are below what the judge "
+        "resolves on this host, and the speedup is a bound"
     )
     result.t_candidate_ms = floor
 

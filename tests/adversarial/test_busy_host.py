@@ -18,7 +18,6 @@ import pytest
 
 from kernelevolve.problem.problem import load_problem
 from kernelevolve.result import Status
-from tests.conftest import FIXTURES
 
 HERE = Path(__file__).resolve().parent
 PARALLEL = HERE / "problems" / "relu_parallel.py"

@@ -18,11 +18,39 @@ class Status(str, Enum):
     CRASHED = "crashed"
     REJECTED = "rejected"
     HARNESS_LIMIT = "harness_limit"  # the harness's own phase ran out of a resource: no verdict on the candidate
+    # A timing check failed while the judge's own measurements showed the host contended: no verdict on the
+    # candidate either way (docs/harness.md, "A busy host").
+    INCONCLUSIVE = "inconclusive"
 
 
 # Outcomes that say more about the limits and the machine than about the kernel: never reused from the store, and a
 # root stored with one is evaluated again on a resume.
-MACHINE_STATUSES = (Status.TIMEOUT, Status.CRASHED, Status.HARNESS_LIMIT)
+MACHINE_STATUSES = (Status.TIMEOUT, Status.CRASHED, Status.HARNESS_LIMIT, Status.INCONCLUSIVE)
+# Of those, the ones a search evaluates again later in the run (driver.MACHINE_RETRIES): the machine may be freer.
+RETRIED_STATUSES = (Status.HARNESS_LIMIT, Status.INCONCLUSIVE)
+
+
+class HostContention(BaseModel):
+    """What the judge's own timing of the reference, in its own process while the candidate's process idled, showed
+    of the host (eval/worker/contention.py; docs/harness.md, "A busy host")."""
+
+    shortfall: float | None = Field(
+        None, description="of the CPU the judge's timing wanted (one, or less where it wanted less), the share denied"
+    )
+    spread: float = Field(1.0, description="the slowest over the fastest median of the judge's looks")
+    candidate_cpu: float | None = Field(None, description="CPUs the candidate's processes used meanwhile")
+    load: float | None = Field(None, description="the 1-minute load average per core")
+    contended: bool = False
+    by_candidate: bool = Field(False, description="the signals fired while the candidate's processes ran")
+
+    def describe(self) -> str:
+        short = "-" if self.shortfall is None else f"{self.shortfall:.0%}"
+        cpu = "" if self.candidate_cpu is None else f", the candidate's processes {self.candidate_cpu:.2f} CPUs"
+        load = "" if self.load is None else f", load {self.load:.1f} per core"
+        return (
+            f"the judge's own timing of the reference was denied {short} of the CPU it wanted and its looks "
+            f"spread {self.spread:.2f}x (slowest over fastest median){cpu}{load}"
+        )
 
 
 class CaseResult(BaseModel):
@@ -96,6 +124,12 @@ class CaseResult(BaseModel):
     kernelbench_correct: bool | None = Field(
         None, description="KernelBench's verdict (atol = rtol = 1e-2) on the given inputs; None: not reached"
     )
+    contention: HostContention | None = Field(None, description="the host as the judge measured it (timed cases)")
+    unresolved: str = Field(
+        "",
+        description="cpu: why the candidate's time is the judge's bound, not its report (a call below what the "
+        "judge resolves around a request)",
+    )
 
 
 class EvalResult(BaseModel):
@@ -139,6 +173,25 @@ class EvalResult(BaseModel):
 
     @computed_field
     @property
+    def unreliable(self) -> str:
+        """'' unless the judge's own measurements showed the host contended while it timed a case, or a case's calls
+        were below what the judge resolves: then why the figures are unreliable, with the measured shortfall and
+        spread (an `ok`'s speedup, an `inconclusive`'s times)."""
+        busy = [c for c in self.cases if c.contention is not None and c.contention.contended]
+        short = [f"{c.unresolved} ({_shape(c)})" for c in self.cases if c.unresolved]
+        if not busy:
+            return "; ".join(short)
+        worst = max(busy, key=lambda c: (c.contention.shortfall or 0.0, c.contention.spread))
+        return "; ".join(
+            [
+                f"a contended host: timed on {len(busy)} of {len(self.cases)} cases while "
+                f"{worst.contention.describe()} ({_shape(worst)}); evaluate again on an idle machine",
+                *short,
+            ]
+        )
+
+    @computed_field
+    @property
     def kernelbench_correct(self) -> bool | None:
         """KernelBench's verdict over the cases: correct on every case's given inputs; None where a case was not
         reached (an earlier failure, or a check before the comparison)."""
@@ -165,6 +218,10 @@ class EvalResult(BaseModel):
         times = [(c.t_compile_ms if baseline == "compile" else c.t_eager_ms, c.t_candidate_ms) for c in self.cases]
         ratios = [base / t for base, t in times if base and t]
         return geomean(ratios) if ratios else None
+
+
+def _shape(case: CaseResult) -> str:
+    return " ".join(f"{k}={v}" for k, v in case.shape.items()) or "the case"
 
 
 def geomean(values: list[float]) -> float:

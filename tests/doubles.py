@@ -36,11 +36,14 @@ class RuleEvaluator:
         statuses: dict[str, Status] | None = None,
         delay_s: float = 0.0,
         short: dict[str, int] | None = None,
+        busy: dict[str, int] | None = None,
     ):
-        """short: a source containing a key is `harness_limit` (the machine short) that many times, then judged."""
+        """short: a source containing a key is `harness_limit` (the machine short) that many times, then judged;
+        busy: likewise `inconclusive` (a timing check failed on a contended host)."""
         self.platform = get_platform(target)
         self.rule = rule
         self.short = dict(short or {})
+        self.busy = dict(busy or {})
         self.statuses = statuses or {}
         self.delay_s = delay_s
         self.evaluated: list[str] = []  # the sources, in order
@@ -52,10 +55,11 @@ class RuleEvaluator:
         self.evaluated.append(source)
         self.options.append(options or EvalOptions(**kw))
         time.sleep(self.delay_s)
-        for marker, left in self.short.items():
-            if marker in source and left > 0:
-                self.short[marker] = left - 1
-                return self._failed(Status.HARNESS_LIMIT, marker)
+        for counts, status in ((self.short, Status.HARNESS_LIMIT), (self.busy, Status.INCONCLUSIVE)):
+            for marker, left in counts.items():
+                if marker in source and left > 0:
+                    counts[marker] = left - 1
+                    return self._failed(status, marker)
         for marker, status in self.statuses.items():
             if marker in source:
                 return self._failed(status, marker)

@@ -10,7 +10,8 @@ import sys
 
 import pytest
 
-from kernelevolve.result import EvalResult, Status
+from kernelevolve.cli.bench_cmd import Header, _write
+from kernelevolve.result import CaseResult, EvalResult, HostContention, Status
 from kernelevolve.suites.bench import BenchRow, SuiteError, discover, fast_p, kernelbench, markdown, row_from
 from tests.conftest import CANDIDATES, FIXTURES
 from tests.fake_llm import FakeLLMServer, Reply
@@ -221,6 +222,36 @@ def test_discovery_errors_and_fast_p(tmp_path):
         discover(str(tmp_path), "cpu")
     rows = [BenchRow("a", "ok", True, 2.5), BenchRow("b", "ok", True, 1.2), BenchRow("c", "incorrect", False, None)]
     assert fast_p(rows, 1.0) == pytest.approx(2 / 3) and fast_p(rows, 2.0) == pytest.approx(1 / 3)
+
+
+def _contended_ok() -> EvalResult:
+    case = CaseResult(shape={"N": 8}, correct=True, t_candidate_ms=1.0, t_eager_ms=3.0, speedup=3.0)
+    case.contention = HostContention(shortfall=0.8, spread=1.7, candidate_cpu=0.0, contended=True)
+    return EvalResult(status=Status.OK, correct=True, cases=[case]).finalize()
+
+
+def test_unreliable_rows_are_marked_and_left_out_of_fast_p_unless_kept(tmp_path):
+    """Issue 46 item 9: an ok timed on a contended host and an inconclusive row are marked, with the measured
+    spread, and fast_p is over the other rows unless --keep-unreliable; results.json says which were left out."""
+    busy = row_from("busy", _contended_ok())
+    assert busy.unreliable.startswith("a contended host") and "spread 1.70x" in busy.unreliable
+    stuck = BenchRow("stuck", "inconclusive", False, reason="inconclusive: timing cross-check: ...")
+    rows = [busy, stuck, BenchRow("plain", "ok", True, 1.5), BenchRow("slow", "ok", True, 0.5)]
+    assert fast_p(rows, 1.0) == pytest.approx(1 / 2) and fast_p(rows, 2.0) == 0
+    assert fast_p(rows, 2.0, keep_unreliable=True) == pytest.approx(1 / 4)
+    md = markdown(rows, "# t")
+    assert "| busy | ok, unreliable |" in md and "| stuck | inconclusive |" in md
+    assert "their figures left out of fast_p (--keep-unreliable counts them)" in md
+    assert f"- busy: {busy.unreliable}" in md and "- stuck: inconclusive: timing cross-check" in md
+    assert "fast_p over eager: p=1: 0.50, p=1.5: 0.00, p=2: 0.00 (over 2 of 4 problems: 2 unreliable left out)" in md
+    kept = markdown(rows, "# t", keep_unreliable=True)
+    assert "counted in fast_p (--keep-unreliable)" in kept and "left out" not in kept
+    header = Header("s", "cpu", "now", True, 1, "greedy", None, tmp_path, keep_unreliable=False)
+    _write(tmp_path, rows, header)
+    written = json.loads((tmp_path / "results.json").read_text())
+    assert written["left_out"] == ["busy", "stuck"] and written["keep_unreliable"] is False
+    assert written["rows"][0]["unreliable"] == busy.unreliable
+    assert "Unreliable: these rows" not in markdown([BenchRow("plain", "ok", True, 1.5)], "# t")
 
 
 def test_candidates_beside_a_problem_are_starting_kernels_the_target_can_time(suite):

@@ -22,7 +22,7 @@ from kernelevolve.platforms import get_platform
 from kernelevolve.problem.problem import load_problem
 from kernelevolve.result import Status
 from kernelevolve.search import session
-from kernelevolve.search.driver import Driver, SearchConfig
+from kernelevolve.search.driver import MACHINE_RETRIES, Driver, SearchConfig
 from kernelevolve.search.session import Limits, RunSpec, SessionError
 from kernelevolve.search.strategies import make_strategy
 from kernelevolve.store.store import Store
@@ -646,6 +646,37 @@ def test_a_harness_limit_is_evaluated_again_later_in_the_run(tmp_path, seed, mon
     opened, _, reason, _ = search(Store(tmp_path / "b"), RunSpec(PROBLEM, seed), Limits(budget=2), evaluator)
     assert [r.status for r in opened.store.nodes(opened.run.id)] == ["harness_limit"]
     assert len(evaluator.evaluated) == 3 and "not correct (harness_limit)" in reason
+
+
+def test_an_inconclusive_node_is_evaluated_again_later_and_never_reused(tmp_path, seed, monkeypatch):
+    """A timing check failed on a contended host: no verdict on the kernel, so the search evaluates it again later
+    in the run (as a harness_limit, at most MACHINE_RETRIES times) instead of discarding it; the progress line
+    says so; one inconclusive every time stays inconclusive, fitness 0, and a later run evaluates it afresh."""
+    monkeypatch.setattr(Driver, "retry_wait_s", 0.01)
+    seed.write_text(kernel(1) + "# BUSY_ONCE\n")
+    evaluator = RuleEvaluator(busy={"BUSY_ONCE": 1})
+    lines: list[str] = []
+    opened, _, _, out = search(
+        Store(tmp_path),
+        RunSpec(PROBLEM, seed),
+        Limits(budget=2),
+        evaluator,
+        on_update=lambda p: lines.append(p.message),
+    )
+    first = opened.store.nodes(opened.run.id)[0]
+    assert first.status == "ok" and out.seed_fitness == pytest.approx(tile_rule(kernel(1)))
+    assert evaluator.evaluated.count(seed.read_text()) == 2
+    review = opened.store.evaluation(first.id).review
+    assert any("evaluated again (1 of 2) after an inconclusive result: scripted inconclusive" in r for r in review)
+    assert any("inconclusive; evaluated again in" in line for line in lines), lines
+
+    seed.write_text(kernel(1) + "# BUSY_ALWAYS\n")
+    evaluator = RuleEvaluator(busy={"BUSY_ALWAYS": 99})
+    opened, _, _, _ = search(Store(tmp_path / "b"), RunSpec(PROBLEM, seed), Limits(budget=2), evaluator)
+    nodes = opened.store.nodes(opened.run.id)
+    assert [n.status for n in nodes] == ["inconclusive"] and not nodes[0].fitness
+    assert len(evaluator.evaluated) == 1 + MACHINE_RETRIES
+    assert opened.store.find_evaluated(opened.run.problem_hash, "cpu", nodes[0].source_hash, lambda r: True) is None
 
 
 def test_a_seed_without_tunables_says_what_to_do_instead_of_exhausted(tmp_path, seed):

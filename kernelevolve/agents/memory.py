@@ -311,6 +311,9 @@ def _profile_summary(facts: dict[str, Any]) -> str:
 def analyse(node_id: int, result: EvalResult, facts: DeviceFacts | None = None) -> Analysis:
     """facts: the target's (platforms/facts.py); on the cpu they give the roofline the harness does not."""
     a = Analysis(node_id, result.status.value)
+    if result.status is Status.INCONCLUSIVE:  # the host was contended: nothing learnt about the kernel
+        a.summary = f"inconclusive: {brief(result.reason)}"
+        return a
     if result.status in (Status.COMPILE_ERROR, Status.RUNTIME_ERROR, Status.CRASHED, Status.TIMEOUT, Status.REJECTED):
         a.error_class, advice = classify_error(result)
         a.bottleneck = "correctness"

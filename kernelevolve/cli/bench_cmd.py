@@ -49,6 +49,7 @@ from kernelevolve.suites.bench import (
     BenchRow,
     SuiteError,
     apply_target,
+    counted,
     discover,
     hbm_rule,
     kernelbench,
@@ -92,6 +93,12 @@ COMPILE_TIMEOUT = typer.Option(
 BASELINE = typer.Option(Baseline.eager)
 NO_COMPILE_BASELINE = typer.Option(
     False, "--no-compile-baseline", help="never time torch.compile (by default: seeds and each search's best)"
+)
+KEEP_UNRELIABLE = typer.Option(
+    False,
+    "--keep-unreliable",
+    help="count rows timed on a contended host (marked unreliable, or inconclusive) in fast_p; by default they are "
+    "left out",
 )
 REMEASURE = typer.Option(
     False,
@@ -154,6 +161,7 @@ def bench_command(
     correctness: Correctness = CORRECTNESS,
     allow_tf32: bool = ALLOW_TF32,
     remeasure: bool = REMEASURE,
+    keep_unreliable: bool = KEEP_UNRELIABLE,
 ) -> None:
     """Evaluate (or optimize) every problem of a suite; a failing problem is reported, not fatal."""
     tgt = (target.value if target else None) or default_target()
@@ -169,7 +177,8 @@ def bench_command(
     except (StoreError, ValueError) as e:
         raise usage_error(str(e)) from None
     out.mkdir(parents=True, exist_ok=True)
-    header = Header(suite, tgt, time.strftime("%Y-%m-%d %H:%M"), no_search, budget, strategy, time_s, runs_dir)
+    started = time.strftime("%Y-%m-%d %H:%M")
+    header = Header(suite, tgt, started, no_search, budget, strategy, time_s, runs_dir, keep_unreliable)
     with ExitStack() as stack:
         stack.callback(pool.close)
         rows = _run_all(items, store, pool, tgt, how, out, header, searches or 4 * pool.size)
@@ -227,6 +236,7 @@ class Header:
     strategy: str
     time_s: float | None
     runs_dir: Path
+    keep_unreliable: bool = False  # fast_p counts rows a contended host left unreliable
 
 
 def _run_all(
@@ -264,6 +274,7 @@ def _run_all(
                 f"{items[i].name}: {r.status}"
                 + (f" {r.speedup_eager:.2f}x" if r.speedup_eager else "")
                 + (f" ({r.reason[:100]})" if r.reason and not r.correct else "")
+                + (f" (unreliable: {r.unreliable[:160]})" if r.unreliable and r.correct else "")
                 + (f" [search: {r.search}]" if r.search else "")
             )
             progress.advance(task)
@@ -298,6 +309,9 @@ def _write(out: Path, rows: list[BenchRow], h: Header) -> str:
                 "date": h.started,
                 "runs_dir": str(h.runs_dir.resolve()),  # where the rows' runs are: `kernelevolve report OUT` reads them
                 "rows": [asdict(r) for r in rows],
+                # Rows a contended host left unreliable: out of fast_p unless keep_unreliable (--keep-unreliable)
+                "keep_unreliable": h.keep_unreliable,
+                "left_out": [r.name for r in rows if r not in counted(rows, h.keep_unreliable)],
                 "roofline_rule": roofline_rule(rows),
                 "hbm_rule": hbm_rule(rows),
                 "scores": scores(rows),  # BackendBench's (suites/scores.py)
@@ -305,7 +319,7 @@ def _write(out: Path, rows: list[BenchRow], h: Header) -> str:
             indent=1,
         )
     )
-    text = markdown(rows, header)
+    text = markdown(rows, header, h.keep_unreliable)
     (out / "results.md").write_text(text)
     return text
 

@@ -71,7 +71,8 @@ def eval_command(
 ) -> None:
     """Evaluate one candidate: correctness on fresh inputs for every shape case, then timing against PyTorch.
 
-    Exit status: 0 correct, 1 not correct, 2 usage or problem error."""
+    Exit status: 0 correct, 1 not correct (or inconclusive: a timing check failed on a contended host), 2 usage or
+    problem error."""
     tgt = (target.value if target else None) or default_target()
     try:
         prob = load_problem(problem)
@@ -124,7 +125,7 @@ def _ms(v: float | None) -> str:
 def print_result(result: EvalResult, console: Console) -> None:
     """The verdict, its reason and notes, a table per shape case and the speedup; text from the harness, the
     compiler and the kernel is printed as written (console: plain_console)."""
-    colour = "green" if result.correct else "red"
+    colour = "green" if result.correct else "yellow" if result.status is Status.INCONCLUSIVE else "red"
     console.print(
         Text.assemble(
             (result.status.value, f"bold {colour}"),
@@ -158,6 +159,8 @@ def print_result(result: EvalResult, console: Console) -> None:
                 f"  fitness {result.fitness:.3f}: {against_baseline(result.speedup, result.baseline)}",
             )
         )
+    if result.unreliable:
+        console.print(Text.assemble(("unreliable:", "yellow"), f" {result.unreliable}"))
     if result.profile:
         console.print(f"profile: {_profile_line(result.profile)}")
     stages = ", ".join(f"{k} {v:.2f}s" for k, v in result.stages.items())

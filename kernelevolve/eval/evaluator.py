@@ -91,6 +91,10 @@ class WorkerProcess:
         # The compile baseline compiles in the worker itself: inductor's subprocess pool would start a timer
         # thread at an unpredictable moment, which the threads check would blame on the candidate.
         env["TORCHINDUCTOR_COMPILE_THREADS"] = "1"
+        # OpenMP thread pools (torch's, a C++ candidate's) sleep when their work is done instead of spinning for
+        # 200 ms: a pool still spinning after an honest kernel's call takes the cores the reference is timed on
+        # next (docs/harness.md, "A busy host"). Set here: OpenMP reads it once, as its library loads.
+        env["OMP_WAIT_POLICY"] = "PASSIVE"
         limit = 0
         if platform.device_type != "cpu":
             env[DEVICE_ENV] = str(device_index)

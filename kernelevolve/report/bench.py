@@ -57,6 +57,7 @@ def bench_data(results: dict[str, Any], links: dict[str, str] | None = None) -> 
     rows = rows_of(results)
     links = links or {}
     compile_timed = any(r.speedup_compile for r in rows)
+    keep = bool(results.get("keep_unreliable", False))  # rows a contended host left unreliable: as the bench said
     return {
         "kind": "bench",
         "suite": results.get("suite", ""),
@@ -78,6 +79,7 @@ def bench_data(results: dict[str, Any], links: dict[str, str] | None = None) -> 
                 "reason": r.reason,
                 "search": r.search,
                 "review": r.review,
+                "unreliable": r.unreliable,
                 "report": links.get(r.name),
                 "cases": len(r.cases),
             }
@@ -85,8 +87,8 @@ def bench_data(results: dict[str, Any], links: dict[str, str] | None = None) -> 
         ],
         "fast_p": {
             "p": list(FAST_P),
-            "eager": [fast_p(rows, p, "speedup_eager") for p in FAST_P],
-            "compile": [fast_p(rows, p, "speedup_compile") for p in FAST_P] if compile_timed else None,
+            "eager": [fast_p(rows, p, "speedup_eager", keep) for p in FAST_P],
+            "compile": [fast_p(rows, p, "speedup_compile", keep) for p in FAST_P] if compile_timed else None,
         },
         "targets": [{"problem": r.name, **r.target} for r in rows if r.target],
         "roofline_rule": {

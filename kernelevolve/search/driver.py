@@ -27,7 +27,7 @@ from kernelevolve.operators.base import Proposal, Request
 from kernelevolve.operators.tune import has_tunables, params_of
 from kernelevolve.problem.candidate import detect_languages
 from kernelevolve.problem.problem import Problem, source_hash
-from kernelevolve.result import MACHINE_STATUSES, EvalResult, Status
+from kernelevolve.result import MACHINE_STATUSES, RETRIED_STATUSES, EvalResult, Status
 from kernelevolve.search.graph import Graph, GraphNode
 from kernelevolve.search.ports import Defer, Evaluate, Propose, Steer
 from kernelevolve.search.strategies import Selection, Strategy
@@ -64,8 +64,10 @@ async def in_daemon_thread(fn: Callable, *args: object) -> object:
     return await future
 
 
-# A harness_limit (the machine was short, not the kernel) is evaluated again later in the run, at most this often.
+# A harness_limit (the machine was short, not the kernel) or an inconclusive result (the host was contended while a
+# timing check failed) is evaluated again later in the run, at most this often (result.RETRIED_STATUSES).
 MACHINE_RETRIES = 2
+RETRIED_AS = {Status.HARNESS_LIMIT: "a harness_limit", Status.INCONCLUSIVE: "an inconclusive result"}
 MAX_PREBUILDS = 4  # extension builds beside the running evaluation (GPU targets; eval/evaluator.py's prebuild)
 # Failures a debug step may be given, least promising first (a wrong value ran, a compile error did not), and how
 # many failures in a row a lineage may hold before it is given up.
@@ -145,7 +147,7 @@ class Progress:
 
 
 class Driver:
-    retry_wait_s = 20.0  # before a harness_limit's n-th evaluation again: n times this
+    retry_wait_s = 20.0  # before a harness_limit's or an inconclusive's n-th evaluation again: n times this
     heartbeat_s = 10.0  # with nothing finished for this long, the progress line says what the run is waiting for
     claim_wait_s = 2.0  # with other processes' steps holding the budget left, ask again after this long
 
@@ -482,16 +484,17 @@ class Driver:
         try:
             result = await self._evaluate_once(path, free)
             for attempt in range(1, MACHINE_RETRIES + 1):
-                if result.status != Status.HARNESS_LIMIT:
+                if result.status not in RETRIED_STATUSES:
                     break
-                # No verdict on the kernel: the machine was short. The evaluator goes to other work meanwhile.
-                wait = self.retry_wait_s * attempt
-                self._refresh(f"{proposal.operator} candidate: harness_limit; evaluated again in {wait:g} s")
+                # No verdict on the kernel: the machine was short or busy. The evaluator goes to other work meanwhile.
+                wait, first = self.retry_wait_s * attempt, result
+                self._refresh(f"{proposal.operator} candidate: {first.status.value}; evaluated again in {wait:g} s")
                 await asyncio.sleep(wait)
-                first = result
                 result = await self._evaluate_once(path, free)
                 why = one_line(first.reason, 300)
-                result.review.append(f"evaluated again ({attempt} of {MACHINE_RETRIES}) after a harness_limit: {why}")
+                result.review.append(
+                    f"evaluated again ({attempt} of {MACHINE_RETRIES}) after {RETRIED_AS[first.status]}: {why}"
+                )
             return StepOutcome(op, proposal, result, time.monotonic() - t0)
         finally:
             path.unlink(missing_ok=True)
@@ -666,6 +669,8 @@ class Driver:
             return line + (f": {one_line(result.reason)}" if result.reason else "")
         review = result.review if result is not None else []
         fitness = f" {node.fitness:.3f}" if node.fitness else ""
+        if result is not None and result.unreliable:  # a contended host: the figure first of all
+            return line + fitness + f" (unreliable: {one_line(result.unreliable)})"
         return line + fitness + (f" (review: {one_line(review[0])})" if review else "")
 
     async def _evaluate_roots(self, free: asyncio.Queue) -> None:

@@ -16,7 +16,7 @@ from typing import Any
 from kernelevolve.platforms import get_platform
 from kernelevolve.problem.candidate import detect_languages
 from kernelevolve.problem.problem import TargetSpeedup
-from kernelevolve.result import EvalResult, geomean
+from kernelevolve.result import EvalResult, Status, geomean
 from kernelevolve.suites import scores
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -66,6 +66,9 @@ class BenchRow:
     harness_peak_bytes: int | None = None  # cuda: the harness's peak device memory while it prepared the sets
     # over the faster of eager and torch.compile per case (eager alone where compile was not timed or was wrong)
     speedup_best: float | None = None
+    # Why the row's figures are unreliable (a contended host, with the judge's measured spread: EvalResult.unreliable);
+    # such a row stays out of the suite's figures (fast_p) unless kept (`bench --keep-unreliable`).
+    unreliable: str = ""
 
 
 def _seed_for(folder: Path, target: str) -> Path | None:
@@ -183,6 +186,7 @@ def row_from(name: str, result: EvalResult, seed: str = "", run: str = "", kerne
         degraded=list(result.degraded),
         harness_peak_bytes=result.harness_peak_bytes,
         speedup_best=_geomean([c["speedup_best"] for c in cases]) if result.correct else None,
+        unreliable=result.unreliable,
     )
 
 
@@ -376,8 +380,16 @@ def _ratio(base: float | None, t: float | None) -> float | None:
     return base / t if base and t else None
 
 
-def fast_p(rows: list[BenchRow], p: float, key: str = "speedup_eager") -> float:
-    """Share of problems that are correct and more than p times faster (KernelBench's fast_p)."""
+def counted(rows: list[BenchRow], keep_unreliable: bool = False) -> list[BenchRow]:
+    """The rows the suite's figures count: without those whose figures a contended host made unreliable (an `ok`
+    timed then, an `inconclusive`), unless kept."""
+    return rows if keep_unreliable else [r for r in rows if not r.unreliable and r.status != Status.INCONCLUSIVE.value]
+
+
+def fast_p(rows: list[BenchRow], p: float, key: str = "speedup_eager", keep_unreliable: bool = False) -> float:
+    """Share of problems that are correct and more than p times faster (KernelBench's fast_p), over the rows
+    `counted`."""
+    rows = counted(rows, keep_unreliable)
     if not rows:
         return 0.0
     return sum(1 for r in rows if r.correct and (getattr(r, key) or 0) > p) / len(rows)
@@ -394,7 +406,23 @@ BASELINE_NOTE = (
 )
 
 
-def markdown(rows: list[BenchRow], header: str) -> str:
+def _over(rows: list[BenchRow], keep: bool) -> str:
+    """What fast_p was computed over, where unreliable rows were left out."""
+    left = len(rows) - len(counted(rows, keep))
+    return f" (over {len(rows) - left} of {len(rows)} problems: {left} unreliable left out)" if left else ""
+
+
+def _unreliable_lines(rows: list[BenchRow], keep: bool) -> list[str]:
+    """The rows a contended host left without a reliable figure, and whether fast_p counts them."""
+    flagged = [r for r in rows if r.unreliable or r.status == Status.INCONCLUSIVE.value]
+    if not flagged:
+        return []
+    counts = "counted in fast_p (--keep-unreliable)" if keep else "left out of fast_p (--keep-unreliable counts them)"
+    lines = ["", f"Unreliable: these rows were timed on a contended host, their figures {counts}."]
+    return lines + [f"- {r.name}: {r.unreliable or r.reason}" for r in flagged]
+
+
+def markdown(rows: list[BenchRow], header: str, keep_unreliable: bool = False) -> str:
     lines = [
         header,
         "",
@@ -411,7 +439,7 @@ def markdown(rows: list[BenchRow], header: str) -> str:
     for r in rows:
         roof = f"{100 * r.roofline:.0f}%" if r.roofline else "-"
         kb = f" {({True: 'correct', False: 'incorrect', None: '-'})[r.kernelbench_correct]} |" if verdicts else ""
-        status = f"{r.status}, degraded" if r.degraded else r.status
+        status = r.status + (", degraded" if r.degraded else "") + (", unreliable" if r.unreliable else "")
         lines.append(
             f"| {r.name} | {status} |{kb} {_x(r.speedup_eager)} | {_x(r.speedup_compile)} | {_x(r.speedup_best)} "
             f"| {_x(r.worst_case)} "
@@ -438,6 +466,7 @@ def markdown(rows: list[BenchRow], header: str) -> str:
             "| --- | --- | --- | --- | --- | --- | --- |",
         ]
         lines += [f"| {r.name} | {_target_cells(r.target)} |" for r in targeted if r.target]
+    lines += _unreliable_lines(rows, keep_unreliable)
     lines += _roofline_rule_lines(rows)
     lines += _hbm_rule_lines(rows)
     reviewed = [(r.name, note) for r in rows for note in r.review]
@@ -450,7 +479,9 @@ def markdown(rows: list[BenchRow], header: str) -> str:
         keys.append(("speedup_compile", "torch.compile"))
     for key, label in keys:
         lines.append(
-            f"fast_p over {label}: " + ", ".join(f"p={p:g}: {fast_p(rows, p, key):.2f}" for p in (1.0, 1.5, 2.0))
+            f"fast_p over {label}: "
+            + ", ".join(f"p={p:g}: {fast_p(rows, p, key, keep_unreliable):.2f}" for p in (1.0, 1.5, 2.0))
+            + _over(rows, keep_unreliable)
         )
     lines += scores.markdown(rows)
     return "\n".join(lines) + "\n"

@@ -135,6 +135,8 @@ def test_what_reaches_for_the_judge_finds_nothing_of_it_on_the_cpu(cpu_evaluator
     [
         ("forges_reported_times.py", "timing cross-check: the candidate's process reported"),
         ("slows_reference_in_its_process.py", "something there slows the reference down"),
+        # Issue 45, class 2: a correction the candidate's process served (its empty requests) cancelled the check.
+        ("slows_empty_requests.py", "timing cross-check: the candidate's process reported"),
     ],
 )
 def test_forging_the_candidate_processes_own_clock_is_caught_by_the_judges(cpu_evaluator, candidate, why):
@@ -144,6 +146,23 @@ def test_forging_the_candidate_processes_own_clock_is_caught_by_the_judges(cpu_e
     result = cpu_evaluator.evaluate(load_problem(RELU_MEDIUM), HERE / "exploits" / candidate, **FAST_TIMING)
     assert result.status is Status.REJECTED, (result.reason, result.speedup, result.log_tail)
     assert why in result.reason, result.reason
+
+
+def test_a_call_of_microseconds_gains_nothing_from_fixed_slacks(cpu_evaluator):
+    """Issue 45, class 4: on `x * 2 + 1`, slowing the reference in its own process and reporting its own calls at a
+    hundredth, each inside a fixed slack far larger than the call, gave 48x (3357x on this code before the fix).
+    The speedup's baseline is the lower of the reference's times in the two processes, and the candidate's time is
+    at least what the judge's clock around its calls allows: rejected, or a speedup of about 1x at most."""
+    result = cpu_evaluator.evaluate(
+        load_problem(HERE / "problems" / "scale_add_tiny.py"),
+        HERE / "exploits" / "reports_at_the_floor.py",
+        **FAST_TIMING,
+    )
+    assert result.status in (Status.REJECTED, Status.OK), (result.reason, result.log_tail)
+    if result.status is Status.OK:
+        assert result.speedup is not None and result.speedup < 2.0, (result.speedup, result.review)
+    else:
+        assert "timing cross-check: the candidate's process reported" in result.reason, result.reason
 
 
 def test_a_reply_the_candidate_forges_runs_nothing_in_the_judge(cpu_evaluator):

@@ -26,7 +26,7 @@ import torch
 from kernelevolve.eval.builds import extension_cache
 from kernelevolve.eval.environment import harness_version
 from kernelevolve.eval.wire import EvalJob
-from kernelevolve.eval.worker import integrity, launches, memory, precision, proof, speed, trees
+from kernelevolve.eval.worker import contention, integrity, launches, memory, precision, proof, speed, trees
 from kernelevolve.eval.worker.checking import (
     CandidateFailure,
     Guard,
@@ -108,7 +108,8 @@ def time_case(
         del copy
         outputs = rec.outputs() if g.host.in_process else rec.outputs(g.host.last_outputs(pc.timing_sets))
         if not g.host.in_process:
-            _cross_check(timer, pc, fns, g, result)
+            theirs = {"eager": stats["eager"].median_ms}
+            judged = _cross_check(timer, pc, fns, g, result)
         host, graphs = rest()
 
         def retime() -> dict[str, Any]:
@@ -122,8 +123,10 @@ def time_case(
     result.eager_faults_per_call = stats["eager"].faults_per_call
     if "compile" in stats:
         result.t_compile_ms, result.t_compile_iqr_ms = stats["compile"].median_ms, stats["compile"].iqr_ms
-    if g.host.measures:
+    if judged:  # the candidate in a process of its own: a baseline it slowed there does not count
         lower_baselines(result, theirs, judged, g)
+    if not g.host.in_process and not g.host.measures:
+        _judged_floor(result, fns["candidate"])
     for kind, measured in (("graph", graphs), ("host", host)):
         for name, st in measured.items():
             if st is not None:
@@ -139,16 +142,42 @@ def time_case(
     return outputs
 
 
-def _cross_check(timer: Timer, pc: PreparedCase, fns: dict[str, Any], g: Guard, result: CaseResult) -> None:
+def _cross_check(timer: Timer, pc: PreparedCase, fns: dict[str, Any], g: Guard, result: CaseResult) -> dict[str, float]:
     """The candidate's process timed every function, each call a request; each report must agree with the judge's
     clock around the same calls, and the reference timed there must not be slower than the same reference timed
-    here. Raises CandidateFailure."""
+    here. Returns the judge's own medians of the baselines (ms, by name); raises CandidateFailure."""
     g.ran("timing_cross_check")
+    own: dict[str, float] = {}
+    try:  # first, so that the judge has measured the host (result.contention) whichever check fails
+        own = _cross_check_reference(timer, pc, {"eager": fns["eager"].median_ms()}, g, result, REFERENCE_FACTOR)
+    except CandidateFailure as e:
+        failure: CandidateFailure | None = e
+    else:
+        failure = None
     for name, fn in fns.items():
         why = fn.cross_check(name)
         if why:
             raise CandidateFailure(Status.REJECTED, why)
-    _cross_check_reference(timer, pc, {"eager": fns["eager"].median_ms()}, g, result, REFERENCE_FACTOR)
+    if failure is not None:
+        raise failure
+    return own
+
+
+def _judged_floor(result: CaseResult, fn: Any) -> None:
+    """cpu: the candidate's time is at least what the judge's clock allows (host.RemoteFn.floor_ms): a report
+    inside the cross-check's bounds but below the call the judge saw (issue 45, class 4: a call of microseconds,
+    where a fixed slack was most of the bound) can only lower the speedup. Where the bound, not the report, sets
+    the time, the case says so (`unresolved`, hence the result's `unreliable`): the call is below what the judge
+    resolves around a request here, and its speedup is a bound, not a figure to rank by."""
+    floor = fn.floor_ms()
+    if floor is None or result.t_candidate_ms is None or floor <= result.t_candidate_ms:
+        return
+    result.unresolved = (
+        f"the candidate's process reported {result.t_candidate_ms:.4g} ms per call, below what the judge's clock "
+        f"around its requests allows ({floor:.4g} ms, taken as its time): calls this short are below what the judge "
+        "resolves on this host, and the speedup is a bound"
+    )
+    result.t_candidate_ms = floor
 
 
 def _cross_check_reference(
@@ -156,25 +185,35 @@ def _cross_check_reference(
 ) -> dict[str, float]:
     """The baselines' medians as the candidate's process timed them (`theirs`: eager, and compile where timed, in
     ms) must not exceed `factor` times the same baselines timed here, in the judge's process, plus the slack (a
-    candidate in that process could slow them down for real, or report them slower). Returns the judge's own
-    medians (ms, by name); raises CandidateFailure."""
+    candidate in that process could slow them down for real, or report them slower). The judge times them in
+    looks, while the candidate's process idles, until the contention probe has its window (eval/worker/
+    contention.py): `result.contention` says what the host gave the judge meanwhile. Returns the judge's own
+    medians (ms, by name, the fastest look's); raises CandidateFailure."""
     g.ran("timing_cross_check")
     fns: dict[str, Callable[[list[Any]], Any]] = {"eager": lambda inp: pc.ref_model(*inp)}
     if "compile" in theirs and pc.compiled is not None:
         fns["compile"] = lambda inp, c=pc.compiled: c(*inp)
     # No warm-up spin: the case's timing pass has just kept the device busy (on a GPU, from the other process).
-    config = TimerConfig(warmup_s=0.0, min_iters=CROSS_CHECK_ITERS, max_iters=CROSS_CHECK_ITERS)
+    config = TimerConfig(warmup_s=0.0, warmup_iters=0, min_iters=CROSS_CHECK_ITERS, max_iters=CROSS_CHECK_ITERS)
     quick = Timer(timer.device, config)
     slack = REFERENCE_SLACK_MS["cuda" if timer.is_cuda else "cpu"]
     own = {name: float("inf") for name in fns}
-    for _ in range(2):  # a second look before it rejects: a busy host can stretch one measurement
+
+    def look() -> float:
         with torch.no_grad():
             stats = quick.time_interleaved(fns, pc.timing_sets)
-        own = {name: min(own[name], stats[name].median_ms) for name in fns}
-        result.t_eager_judge_ms = own["eager"]
-        slower = [name for name in fns if theirs[name] > factor * own[name] + slack]
-        if not slower:
-            return own
+        for name in fns:
+            own[name] = min(own[name], stats[name].median_ms)
+        return stats["eager"].median_ms
+
+    with torch.no_grad():  # one warm-up round, outside the probe's looks
+        for fn in fns.values():
+            fn(pc.timing_sets[0])
+    _, result.contention = contention.probe_looks(look, g.host.pids())
+    result.t_eager_judge_ms = own["eager"]
+    slower = [name for name in fns if theirs[name] > factor * own[name] + slack]
+    if not slower:
+        return own
     name = slower[0]
     what = "the reference" if name == "eager" else "the torch.compile baseline"
     raise CandidateFailure(
@@ -529,6 +568,7 @@ def run_job(
     report = _Stages(report)
     device = _device(job)  # a GPU target without one is said before the candidate's process is asked anything
     if runner is not None:
+        contention.adopt_orphans()  # before the candidate loads: what it starts stays the judge's to see
         host: InProcess | Remote = Remote(
             runner[0], runner[1], job.candidate_path, job.problem_path, report.build, device
         )
@@ -747,6 +787,8 @@ def _compile(j: _Judging, builds: extension_cache.Channel | None) -> None:
         if host.measures:
             with j.timed("calibration"):  # the harness's cost, not the candidate's compile
                 host.block_overhead = proof.calibrate(host, j.device)
+        elif isinstance(host, Remote):  # cpu: the cost of a request, before any candidate code serves one
+            host.calibrate()
         install = lambda: extension_cache.install(report=j.report.build, channel=builds)  # noqa: E731
         left = host.load(j.job.allow_tf32, install, compiled)
     except CandidateLoadError as e:  # the candidate's mistake, all said in the reason: no harness traceback
@@ -844,7 +886,7 @@ def _time_case(j: _Judging, ci: int, pc: PreparedCase, model: Any, cr: CaseResul
             why, failure, waited = _timed(timer, pc, model, cr, g, floor)
             j.result.review.append(f"{cr.shape}: timed twice: during the first timing, {busy}")
         if failure is not None:
-            raise failure
+            raise contention.verdict(failure, cr.contention)
     except CandidateFailure as e:
         raise _Stop(e.status, f"case {ci} {pc.shape}: {e.reason}") from None
     except Exception as e:  # noqa: BLE001

@@ -34,11 +34,12 @@ from kernelevolve.problem.candidate import CandidateLoadError, load_candidate
 from kernelevolve.problem.inputs import build_model
 from kernelevolve.result import Status
 
-# The judge's clock around a timed request (the fastest), less that of an empty request, may exceed what the
-# candidate's process reports (the median) by this factor plus the slack before the reported times are called
-# forged; a report may exceed the judge's median by the slack.
+# The judge's clock around a timed request (the fastest), less the cost of a request itself (measured before the
+# candidate loaded: `Remote.calibrate`), may exceed what the candidate's process reports (the median) by this factor
+# plus the slack before the reported times are called forged; a report may exceed the judge's median by the slack.
 CROSS_CHECK_FACTOR = 1.5
 CROSS_CHECK_SLACK_MS = 0.05
+CALIBRATION_REQUESTS = 20
 
 
 def _asked(group: Any, names: set[str]) -> None:
@@ -167,9 +168,7 @@ class RemoteFn:
         ms, faults = self.host.request("timed", self.model, key, self.keep)
         self.brackets.append((time.perf_counter() - t0) * 1e3)
         self.claimed.append(ms)
-        t0 = time.perf_counter()
-        self.host.request("ping")
-        self.empty.append((time.perf_counter() - t0) * 1e3)
+        self.empty.append(self.host.ping())
         return ms, faults
 
     def __call__(self, inputs: Any) -> None:
@@ -177,13 +176,12 @@ class RemoteFn:
 
     def cross_check(self, name: str) -> str:
         """'' when the candidate process's times of `name` agree with the judge's clock, else why not. The judge's
-        figure is its fastest bracket less the median empty request: a call whose reply waited for a core (an
-        OpenMP pool of the candidate's still spinning after it) only lengthens that call's bracket, while a report
-        shrunk on every call shows in the fastest one too."""
+        figure is its fastest bracket less the cost of a request (`request_ms`): a call whose reply waited for a
+        core only lengthens that call's bracket, while a report shrunk on every call shows in the fastest one too."""
         if len(self.claimed) < 3:
             return ""
         claimed = statistics.median(self.claimed)
-        seen = min(self.brackets) - statistics.median(self.empty)
+        seen = min(self.brackets) - self.request_ms()
         if claimed - CROSS_CHECK_SLACK_MS <= statistics.median(self.brackets) and (
             seen <= CROSS_CHECK_FACTOR * claimed + CROSS_CHECK_SLACK_MS
         ):
@@ -197,6 +195,19 @@ class RemoteFn:
 
     def median_ms(self) -> float:
         return statistics.median(self.claimed)
+
+    def floor_ms(self) -> float | None:
+        """The least per-call time the judge's clock allows a report of (the cross-check's bound without its
+        slack): its fastest bracket less the request's own cost, over CROSS_CHECK_FACTOR; None before 3 calls."""
+        if len(self.brackets) < 3:
+            return None
+        return max(min(self.brackets) - self.request_ms(), 0.0) / CROSS_CHECK_FACTOR
+
+    def request_ms(self) -> float:
+        """The cost of a request itself: the fastest empty request, those beside the timed calls (served by the
+        candidate's process, which can make them slower, never faster) and those before it loaded
+        (`Remote.calibrate`), so a slowed empty request can only lengthen the judge's figure (issue 45, class 2)."""
+        return min([self.host.empty_ms, *self.empty])
 
 
 class Remote:
@@ -230,6 +241,9 @@ class Remote:
         self.block_overhead: Any = None  # proof.Overhead, measured before the candidate loads (GPU)
         self._timed: set[str] = set()  # GPU: the functions the last timing pass was asked to time
         self._unanswered = 0  # requests sent without waiting for their replies (`warm_up`)
+        # cpu: the cost of a request itself, measured before the candidate loads (`calibrate`); 0 (no correction)
+        # until then
+        self.empty_ms = 0.0
 
     def warm_up(self) -> None:
         """Ask the candidate's process to make its CUDA context now, without waiting: it does while the judge makes
@@ -257,7 +271,21 @@ class Remote:
             return reply[1]
         if reply[0] == LOAD_ERROR:
             raise CandidateLoadError(reply[1])
-        raise CandidateFailure(Status(reply[1]), reply[2])
+        return self._failure(reply)
+
+    @staticmethod
+    def _failure(reply: tuple) -> Any:
+        """A failure the candidate's process reports ends the evaluation with its status, except `inconclusive`,
+        which only the judge's own measurements of the host give (eval/worker/contention.py)."""
+        try:
+            status = Status(reply[1])
+        except (ValueError, IndexError):
+            status = Status.INCONCLUSIVE
+        if status is Status.INCONCLUSIVE:
+            raise CandidateFailure(
+                Status.REJECTED, "integrity check: the candidate's process sent a status only the judge may give"
+            )
+        raise CandidateFailure(status, str(reply[2]) if len(reply) > 2 else "")
 
     def _reply(self) -> tuple:
         """The next reply, built by the judge's own unpickler (eval/worker/replies.py); anything else ends the
@@ -367,13 +395,23 @@ class Remote:
         return RemoteFn(self, model, keep)
 
     def clocked(self, model: int, inputs: Any, keep: bool) -> tuple[float, int]:
-        """One call: (ms on the judge's clock around the request, less the fastest of two empty requests just
-        before it (a busy host lengthens every request, which is not the call's time), with keep the index of its
-        output, kept in the candidate's process until `output` takes it)."""
-        empty = min(self.ping(), self.ping())
+        """One call: (ms on the judge's clock around the request, less the cost of a request: the fastest of two
+        empty ones just before it and those before the candidate loaded (`calibrate`), so an empty request the
+        candidate serves slowly can only lengthen the figure; with keep the index of its output, kept in the
+        candidate's process until `output` takes it)."""
+        empty = min(self.empty_ms, self.ping(), self.ping())
         t0 = time.perf_counter()
         index = self.request("clocked", model, self.key(inputs), keep)
         return max((time.perf_counter() - t0) * 1e3 - empty, 0.0), index
+
+    def calibrate(self, n: int = CALIBRATION_REQUESTS) -> None:
+        """cpu: the cost of a request itself, the fastest of `n` empty ones, taken while the candidate's process
+        runs only the harness's code (before `load`): the correction the judge subtracts from its clock around a
+        request, which a candidate could otherwise lengthen by serving its empty requests slowly (issue 45, class
+        2). On a host that gets busier later the correction stays small, which can only lengthen the judge's
+        figures, never shorten them."""
+        times = [self.ping() for _ in range(n)]
+        self.empty_ms = min(times[n // 4 :])  # the first few warm the pipe and the process up
 
     def output(self, index: int) -> Any:
         """A clocked call's output, copied; the outputs kept before it go."""

@@ -75,7 +75,7 @@ def test_seeds_only_table_and_json(suite, tmp_path):
         and target["measured"] == pytest.approx(rows["relu"]["cases"][0]["speedup_eager"])
     )
     md = (tmp_path / "out" / "results.md").read_text()
-    assert "| relu | ok |" in md and "fast_p over eager: p=1:" in md
+    assert "| relu | ok" in md and "fast_p over eager: p=1:" in md  # "ok, unreliable" where calls are too short
     assert "| relu | 1000.00x | case 0 |" in md and "| no | " in md and "out of reach" in md
     # The row's account of the miss: the case beside a copy of its bytes, timed in the same loop
     assert rows["relu"]["cases"][0]["t_copy_ms"] > 0 and target["t_copy_ms"] > 0

@@ -13,6 +13,8 @@ from typer.testing import CliRunner
 
 from kernelevolve.cli import app, bench_cmd, runs_cmd
 from kernelevolve.eval.builds.extension_cache import BUILT
+from kernelevolve.eval.service.pool import SharedPool
+from kernelevolve.platforms import get_platform
 from kernelevolve.result import CaseResult, EvalResult, Status
 from kernelevolve.search import session
 from kernelevolve.search.session import Limits, RunSpec
@@ -289,10 +291,12 @@ def test_bench_prints_a_line_per_problem_started_and_finished_off_a_terminal(tmp
         (tmp_path / "suite" / name / "problem.py").write_text(PROBLEM.read_text())
 
     class NoEvaluator:
+        platform = get_platform("cpu")
+
         def close(self):
             pass
 
-    monkeypatch.setattr(bench_cmd, "make_evaluators", lambda *a, **kw: [NoEvaluator()])
+    monkeypatch.setattr(bench_cmd, "make_pool", lambda *a, **kw: SharedPool([NoEvaluator()]))
     monkeypatch.setattr(bench_cmd, "_one", lambda item, *a, **kw: BenchRow(item.name, "ok", True, speedup_eager=2.0))
     suite, out, runs = (str(tmp_path / name) for name in ("suite", "out", "runs"))
     p = cli("bench", suite, "--no-search", "--target", "cpu", "--out", out, "--runs-dir", runs)

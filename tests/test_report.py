@@ -19,6 +19,8 @@ import pytest
 from typer.testing import CliRunner
 
 from kernelevolve.cli import app, bench_cmd, search_cmd
+from kernelevolve.eval.service.pool import SharedPool
+from kernelevolve.platforms import get_platform
 from kernelevolve.report import html
 from kernelevolve.report.bench import bench_data
 from kernelevolve.report.data import KINDS, clean, run_data
@@ -277,7 +279,7 @@ def test_bench_report_charts_the_tables_and_links_each_run_report(recorded, tmp_
 
 
 def test_optimize_report_writes_the_report_when_the_run_ends(tmp_path, monkeypatch):
-    monkeypatch.setattr(search_cmd, "make_evaluators", lambda *a, **kw: [CasesEvaluator()])
+    monkeypatch.setattr(search_cmd, "make_pool", lambda *a, **kw: SharedPool([CasesEvaluator()]))
     seed = tmp_path / "seed.py"
     seed.write_text(kernel(1))
     runs = tmp_path / "runs"
@@ -308,11 +310,13 @@ def test_bench_writes_its_report_beside_results_md_with_each_run_report(recorded
     (tmp_path / "suite" / "transpose" / "seed.py").write_text(kernel(1))
 
     class NoEvaluator:
+        platform = get_platform("cpu")
+
         def close(self):
             pass
 
     row = BenchRow(**bench_results(run.id)["rows"][0])
-    monkeypatch.setattr(bench_cmd, "make_evaluators", lambda *a, **kw: [NoEvaluator()])
+    monkeypatch.setattr(bench_cmd, "make_pool", lambda *a, **kw: SharedPool([NoEvaluator()]))
     monkeypatch.setattr(bench_cmd, "_one", lambda item, *a, **kw: row)
     out = tmp_path / "out"
     p = cli("bench", str(tmp_path / "suite"), "--target", "cpu", "--out", str(out), "--runs-dir", str(store.runs_dir))

@@ -116,6 +116,18 @@ def time_case(
             with torch.no_grad():
                 return timer.time_host(fns, pc.timing_sets)
 
+    _record_medians(result, stats)
+    if judged:  # the candidate in a process of its own: a baseline it slowed there does not count
+        lower_baselines(result, theirs, judged, g)
+    if not g.host.in_process and not g.host.measures:
+        _judged_floor(result, fns["candidate"])
+    _record_side_timings(result, stats, graphs, host)
+    confirm_host_tails(retime, result)
+    return outputs
+
+
+def _record_medians(result: CaseResult, stats: dict[str, Any]) -> None:
+    """The timed functions' medians and spreads, the candidate's iterations and page faults, into the case."""
     result.t_candidate_ms, result.t_candidate_iqr_ms = stats["candidate"].median_ms, stats["candidate"].iqr_ms
     result.t_eager_ms, result.t_eager_iqr_ms = stats["eager"].median_ms, stats["eager"].iqr_ms
     result.timing_iters = stats["candidate"].n
@@ -123,10 +135,10 @@ def time_case(
     result.eager_faults_per_call = stats["eager"].faults_per_call
     if "compile" in stats:
         result.t_compile_ms, result.t_compile_iqr_ms = stats["compile"].median_ms, stats["compile"].iqr_ms
-    if judged:  # the candidate in a process of its own: a baseline it slowed there does not count
-        lower_baselines(result, theirs, judged, g)
-    if not g.host.in_process and not g.host.measures:
-        _judged_floor(result, fns["candidate"])
+
+
+def _record_side_timings(result: CaseResult, stats: dict[str, Any], graphs: dict, host: dict) -> None:
+    """CUDA-graph and host-clock medians, the device copy's time, launch costs and host tails, into the case."""
     for kind, measured in (("graph", graphs), ("host", host)):
         for name, st in measured.items():
             if st is not None:
@@ -138,8 +150,6 @@ def time_case(
         setattr(result, f"t_{name}_launch_ms", st.launch_ms)
     for name, st in host.items():
         setattr(result, f"t_{name}_tail_ms", st.tail_ms if st is not None else None)
-    confirm_host_tails(retime, result)
-    return outputs
 
 
 def _cross_check(timer: Timer, pc: PreparedCase, fns: dict[str, Any], g: Guard, result: CaseResult) -> dict[str, float]:

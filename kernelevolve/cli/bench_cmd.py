@@ -25,6 +25,7 @@ from kernelevolve.cli.common import (
     Target,
     app,
     err,
+    literal,
     plain_console,
     usage_error,
 )
@@ -85,7 +86,7 @@ SEARCHES = typer.Option(
     None,
     "--searches",
     min=1,
-    help="problems searched (or evaluated) at once, sharing the pool per evaluation [default: 4 per device]",
+    help=literal("problems searched (or evaluated) at once, sharing the pool per evaluation [default: 4 per device]"),
 )
 COMPILE_TIMEOUT = typer.Option(
     600.0, help="per-evaluation limit on compiles (C++/CUDA extension builds, torch.compile), in seconds"

@@ -82,14 +82,24 @@ HONEST = [
 ]
 
 
+def assert_caught(result, status: Status, why: str) -> None:
+    """An exploit is never accepted: it gets `status` for `why`; where that is a rejection of the timing checks
+    and the judge measured the host contended without the candidate's doing (docs/harness.md, "A busy host"), the
+    same finding may come back inconclusive instead."""
+    contended = any(c.contention and c.contention.contended and not c.contention.by_candidate for c in result.cases)
+    if status is Status.REJECTED and result.status is Status.INCONCLUSIVE and contended:
+        status = Status.INCONCLUSIVE
+    assert result.status is status, (result.reason, result.speedup, result.log_tail)
+    assert why in result.reason, result.reason
+    assert not result.correct and result.fitness == 0
+
+
 @pytest.mark.parametrize("candidate,problem,policy,status,why", EXPLOITS, ids=[e[0] for e in EXPLOITS])
 def test_exploit_is_caught_by_its_check(cpu_evaluator, candidate, problem, policy, status, why):
     result = cpu_evaluator.evaluate(
         load_problem(problem), HERE / "exploits" / candidate, require_kernel=policy, **FAST_TIMING
     )
-    assert result.status is status, (result.reason, result.log_tail)
-    assert why in result.reason, result.reason
-    assert not result.correct and result.fitness == 0
+    assert_caught(result, status, why)
 
 
 @pytest.mark.parametrize("candidate,problem,policy", HONEST, ids=[h[0] for h in HONEST])
@@ -114,9 +124,8 @@ def test_content_cache_is_rejected_on_the_cpu(cpu_evaluator):
     result = cpu_evaluator.evaluate(
         load_problem(HERE / "problems" / "relu_medium.py"), HERE / "exploits" / "cache_by_content.py", **FAST_TIMING
     )
-    assert result.status is Status.REJECTED, (result.reason, result.log_tail)
-    assert "unseen-inputs check" in result.reason and "results are reused across calls" in result.reason
-    assert result.fitness == 0
+    assert_caught(result, Status.REJECTED, "results are reused across calls")
+    assert "unseen-inputs check" in result.reason
 
 
 @pytest.mark.parametrize("candidate", [e[0] for e in IN_PROCESS_EXPLOITS] + ["scales_timer_samples.py"])
@@ -144,8 +153,7 @@ def test_forging_the_candidate_processes_own_clock_is_caught_by_the_judges(cpu_e
     past the checks that run there: the judge's clock around each call, and the reference timed in the judge's
     own process, give it away."""
     result = cpu_evaluator.evaluate(load_problem(RELU_MEDIUM), HERE / "exploits" / candidate, **FAST_TIMING)
-    assert result.status is Status.REJECTED, (result.reason, result.speedup, result.log_tail)
-    assert why in result.reason, result.reason
+    assert_caught(result, Status.REJECTED, why)
 
 
 def test_a_call_of_microseconds_gains_nothing_from_fixed_slacks(cpu_evaluator):

@@ -77,7 +77,7 @@ class SlowModel:
 
     def propose(self, request):
         time.sleep(self.delay_s)
-        source = kernel(32, extra=f"# {self.rng.random()}")
+        source = kernel(32, extra=f"VARIANT = {self.rng.random()!r}")  # a comment alone hashes as the same kernel
         return Proposal("llm" if request.parents else "llm-draft", request.parents[:1], source, source_hash(source))
 
     def feedback(self, proposal, result):

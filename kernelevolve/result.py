@@ -96,6 +96,7 @@ class CaseResult(BaseModel):
     kernelbench_correct: bool | None = Field(
         None, description="KernelBench's verdict (atol = rtol = 1e-2) on the given inputs; None: not reached"
     )
+    timed: bool = Field(True, description="False: one of the problem's CHECK_CASES, judged for correctness alone")
 
 
 class EvalResult(BaseModel):
@@ -150,10 +151,11 @@ class EvalResult(BaseModel):
     def finalize(self) -> EvalResult:
         """Derive speedup and fitness from the cases; fitness is the speedup when correct, else 0."""
         self.correct = self.status is Status.OK
-        timed = [c.speedup for c in self.cases if c.speedup]
-        self.speedup = geomean(timed) if timed and len(timed) == len(self.cases) else None
-        graphs = [c.speedup_graph for c in self.cases if c.speedup_graph]
-        self.speedup_graph = geomean(graphs) if graphs and len(graphs) == len(self.cases) else None
+        cases = [c for c in self.cases if c.timed]  # CHECK_CASES are never timed
+        timed = [c.speedup for c in cases if c.speedup]
+        self.speedup = geomean(timed) if timed and len(timed) == len(cases) else None
+        graphs = [c.speedup_graph for c in cases if c.speedup_graph]
+        self.speedup_graph = geomean(graphs) if graphs and len(graphs) == len(cases) else None
         self.fitness = self.speedup if self.correct else 0.0
         return self
 

@@ -99,6 +99,8 @@ def generate(traces: Path, out: Path, launch_cost: Path | None, only: list[str] 
         if op not in uses:
             raise GenerateError(f"{op}: no traced model calls this operator (traces in {traces})")
         why = excluded(op)
+        if why and only:
+            raise GenerateError(f"{op}: not a problem: {why}")
         if why:
             reasons[op] = why
     kept = [op for op in wanted if op not in reasons]
@@ -120,7 +122,8 @@ def generate(traces: Path, out: Path, launch_cost: Path | None, only: list[str] 
     _write_suite(out, made, uses, samples, keep_others=bool(only))
     if not only:
         _write_manifest(out, made, uses, samples, reasons, launch_line)
-    return [launch_line, f"{len(made)} problems under {out}, {len(reasons)} operators left out (see operators.json)"]
+    left = f", {len(reasons)} operators left out (see operators.json)" if not only else ""
+    return [launch_line, f"{len(made)} problems under {out}{left}"]
 
 
 def _write_suite(out: Path, made: list[str], uses: dict[str, Use], samples: dict, keep_others: bool) -> None:

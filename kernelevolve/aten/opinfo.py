@@ -8,6 +8,7 @@ operators takes seconds, not the minutes of the whole database.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 from collections.abc import Iterable
@@ -18,7 +19,7 @@ import torch
 from kernelevolve.aten.spec import tensors_in
 from kernelevolve.aten.trace import RecordingMode
 
-SAMPLES_PER_OPINFO = 16  # sample inputs run per OpInfo
+SAMPLES_PER_OPINFO = 48  # reference inputs run per OpInfo
 SAMPLES_PER_OPERATOR = 24  # distinct calls kept per operator
 NONCONTIGUOUS = 4  # samples also run in non-contiguous layouts (OpInfo's SampleInput.noncontiguous)
 
@@ -114,6 +115,22 @@ def _run_sample(info: Any, sample: Any, mode: RecordingMode) -> None:
         return
 
 
+def _samples(info: Any) -> list[Any]:
+    """The OpInfo's reference inputs (its sample inputs and more: scalars, broadcasting, extremal shapes) in
+    float32, or in the first integer or boolean dtype it supports where it has no float32 (bitwise operators);
+    with requires_grad where it supports autograd."""
+    supported = info.supported_dtypes("cpu")
+    dtype = next((d for d in (torch.float32, torch.int64, torch.bool, torch.int32) if d in supported), None)
+    if dtype is None:
+        return []
+    torch.manual_seed(0)
+    grad = bool(info.supports_autograd) and dtype.is_floating_point
+    try:
+        return list(itertools.islice(info.reference_inputs("cpu", dtype, requires_grad=grad), SAMPLES_PER_OPINFO))
+    except Exception:  # noqa: BLE001 - a sample function that cannot run here
+        return []
+
+
 def samples_for(operators: Iterable[str], db: list[Any] | None = None) -> dict[str, dict[str, Any]]:
     """{operator: {"opinfos": [names], "calls": [call specs]}} for each operator some OpInfo sample reaches."""
     wanted = set(operators)
@@ -123,15 +140,8 @@ def samples_for(operators: Iterable[str], db: list[Any] | None = None) -> dict[s
     calls: dict[str, dict[str, None]] = {}
     sources: dict[str, set[str]] = {}
     for info in infos:
-        if torch.float32 not in info.supported_dtypes("cpu"):
-            continue
+        samples = _samples(info)
         mode = RecordingMode(keep_values=True)
-        torch.manual_seed(0)
-        grad = bool(info.supports_autograd)
-        try:
-            samples = list(info.sample_inputs("cpu", torch.float32, requires_grad=grad))[:SAMPLES_PER_OPINFO]
-        except Exception:  # noqa: BLE001 - a sample function that cannot run here
-            continue
         for sample in samples:
             _run_sample(info, sample, mode)
         for sample in samples[:NONCONTIGUOUS]:  # the same values in non-contiguous layouts

@@ -309,12 +309,16 @@ class DLRM(nn.Module):
         self.register_buffer("rows", rows, persistent=False)
         self.register_buffer("cols", cols, persistent=False)
 
-    def forward(self, dense: torch.Tensor, indices: torch.Tensor, offsets: torch.Tensor) -> torch.Tensor:
+    def forward(
+        self, dense: torch.Tensor, indices: torch.Tensor, offsets: torch.Tensor, labels: torch.Tensor | None = None
+    ) -> torch.Tensor:
+        """Click probabilities; given labels, the binary cross-entropy loss a training step takes."""
         x = self.bottom(dense)
         pooled = [bag(indices[i], offsets[i]) for i, bag in enumerate(self.bags)]
         features = torch.stack([x, *pooled], dim=1)  # [B, n, dim]
         dots = torch.bmm(features, features.transpose(1, 2))[:, self.rows, self.cols]
-        return torch.sigmoid(self.top(torch.cat([x, dots], dim=1)))
+        p = torch.sigmoid(self.top(torch.cat([x, dots], dim=1))).squeeze(1)
+        return p if labels is None else nn.functional.binary_cross_entropy(p, labels)
 
 
 def dlrm() -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
@@ -326,4 +330,5 @@ def dlrm() -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
     offsets[:, 1:] = lengths.cumsum(dim=1)[:, :-1]
     total = int(lengths.sum(dim=1).max())
     indices = torch.randint(0, 100_000, (tables, total))
-    return model, (torch.randn(batch, 13), indices, offsets)
+    labels = torch.randint(0, 2, (batch,)).float()
+    return model, (torch.randn(batch, 13), indices, offsets, labels)

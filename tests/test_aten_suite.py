@@ -122,3 +122,16 @@ def test_the_committed_suite_loads():
     for folder in folders:
         module = exec_problem(load_problem(SUITE / folder / "problem.py").path)
         assert shape_cases(module) and module.ATEN_OPERATOR in manifest["operators"]
+
+
+def test_the_launch_cost_benchmark_needs_a_gpu(monkeypatch, capsys):
+    import importlib.util
+
+    import torch
+
+    spec = importlib.util.spec_from_file_location("aten_launch_cost", ROOT / "benchmarks" / "aten_launch_cost.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.setattr("sys.argv", ["aten_launch_cost.py"])
+    assert bench.main() == 2 and "no CUDA device" in capsys.readouterr().err

@@ -104,3 +104,111 @@ def excluded(name: str) -> str | None:
     if base in MANIPULATION or base.removesuffix("_") in MANIPULATION:
         return "data movement"
     return None
+
+
+# Categories for the suite's README and for stratified sampling (the issue's list); the first that matches wins.
+CATEGORIES = (
+    ("loss", ("loss", "cross_entropy", "binary_cross_entropy", "kl_div", "nll_")),
+    ("normalisation", ("norm", "_batch_norm", "layer_norm", "group_norm")),
+    ("GEMM-like", ("mm", "bmm", "addmm", "baddbmm", "matmul", "linear", "convolution", "conv", "dot", "einsum")),
+    ("pooling", ("pool",)),
+    (
+        "activation",
+        (
+            "relu",
+            "gelu",
+            "silu",
+            "sigmoid",
+            "tanh",
+            "hardswish",
+            "hardsigmoid",
+            "elu",
+            "softplus",
+            "mish",
+            "glu",
+            "softmax",
+            "threshold",
+            "hardtanh",
+            "leaky_relu",
+            "prelu",
+            "logit",
+        ),
+    ),
+    (
+        "indexing",
+        (
+            "index",
+            "gather",
+            "scatter",
+            "embedding",
+            "where",
+            "masked",
+            "take",
+            "put",
+            "select",
+            "searchsorted",
+            "bucketize",
+            "upsample",
+            "grid_sampler",
+        ),
+    ),
+    (
+        "reduction",
+        (
+            "sum",
+            "mean",
+            "prod",
+            "amax",
+            "amin",
+            "max",
+            "min",
+            "var",
+            "std",
+            "norm",
+            "all",
+            "any",
+            "argmax",
+            "argmin",
+            "cumsum",
+            "cumprod",
+            "logsumexp",
+            "topk",
+            "sort",
+        ),
+    ),
+    (
+        "transcendental",
+        (
+            "exp",
+            "expm1",
+            "log",
+            "log1p",
+            "log2",
+            "sqrt",
+            "rsqrt",
+            "sin",
+            "cos",
+            "tan",
+            "erf",
+            "pow",
+            "reciprocal",
+            "atan",
+            "asin",
+            "acos",
+            "sinh",
+            "cosh",
+            "lgamma",
+            "digamma",
+        ),
+    ),
+)
+
+
+def category(name: str) -> str:
+    """The operator's category by its name ('aten::rsqrt.default' -> 'transcendental'); element-wise arithmetic,
+    comparison and the rest fall to 'element-wise'."""
+    base = name.split("::", 1)[-1].rsplit(".", 1)[0].strip("_").removesuffix("_backward")
+    for label, stems in CATEGORIES:
+        if any(base == s or s in base.split("_") or (len(s) > 3 and s in base) for s in stems):
+            return label
+    return "element-wise"

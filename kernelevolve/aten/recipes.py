@@ -3,7 +3,7 @@
 
 Transformers and vision models need the `models` extra (`pip install -e ".[models]"`: transformers, timm); the
 DLRM-style model needs torch alone. Sizes: hidden sizes as the released models have them, few layers, short
-sequences and small batches, so a trace on a CPU takes seconds.
+sequences and small batches, so most traces take under a minute on a CPU.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ IMAGE = 224
 # More timm architectures, for the operators the five above do not call (pooling variants, other activations and
 # norms, upsampling, attention forms): recipe name -> (timm model name, create_model keyword arguments).
 TIMM = {
-    "mixer": ("mixer_b16_224", {"num_blocks": 2}),
+    "mixer": ("mixer_b16_224", {}),
     "regnety": ("regnety_008", {}),
     "densenet121": ("densenet121", {}),
     "poolformer": ("poolformer_s12", {}),
@@ -39,7 +39,22 @@ TIMM = {
     "efficientvit": ("efficientvit_b0", {}),
     "cspdarknet": ("cspdarknet53", {}),
     "volo": ("volo_d1_224", {}),
-    "gmlp": ("gmlp_s16_224", {"num_blocks": 2}),
+    "gmlp": ("gmlp_s16_224", {}),
+    "sequencer": ("sequencer2d_s", {}),
+    "tresnet": ("tresnet_m", {}),
+    "dla": ("dla34", {}),
+    "res2net": ("res2net50_26w_4s", {}),
+    "rexnet": ("rexnet_100", {}),
+    "crossvit": ("crossvit_9_240", {"img_size": 240}),
+    "cait": ("cait_xxs24_224", {"depth": 2}),
+    "twins": ("twins_svt_small", {}),
+    "tnt": ("tnt_s_patch16_224", {"depth": 2}),
+    "halonet": ("halonet26t", {}),
+    "botnet": ("botnet26t_256", {"img_size": 224}),
+    "resmlp": ("resmlp_12_224", {}),
+    "convmixer": ("convmixer_768_32", {}),
+    "vovnet": ("vovnet39a", {}),
+    "hgnet": ("hgnet_tiny", {}),
 }
 
 RECIPES = (
@@ -58,6 +73,15 @@ RECIPES = (
     "clip",
     "mamba",
     "gpt_neox",
+    "mixtral",
+    "qwen2_moe",
+    "gemma",
+    "phi",
+    "rwkv",
+    "encodec",
+    "xlnet",
+    "funnel",
+    "longformer",
     "resnet50",
     "convnext_tiny",
     "efficientnet_b0",
@@ -245,6 +269,105 @@ def mamba() -> tuple[nn.Module, dict[str, Any]]:
     _seeded()
     cfg = MambaConfig(vocab_size=32000, hidden_size=768, num_hidden_layers=2, state_size=16)
     return MambaForCausalLM(cfg), {"input_ids": _tokens(32000), "use_cache": False}
+
+
+def _causal_lm(config: str, model: str, **cfg: Any) -> tuple[nn.Module, dict[str, Any]]:
+    """A decoder-only language model from transformers, hidden size 1024, 2 layers, with labels (its loss)."""
+    import transformers
+
+    _seeded()
+    made = getattr(transformers, config)(vocab_size=32000, num_hidden_layers=2, **cfg)
+    made._attn_implementation = "eager"
+    ids = _tokens(32000)
+    return getattr(transformers, model)(made), {"input_ids": ids, "labels": ids, "use_cache": False}
+
+
+def mixtral() -> tuple[nn.Module, dict[str, Any]]:
+    """A mixture of experts: top-2 routing over 8 experts (topk, softmax, index_add, one_hot)."""
+    return _causal_lm(
+        "MixtralConfig",
+        "MixtralForCausalLM",
+        hidden_size=1024,
+        intermediate_size=1792,
+        num_attention_heads=16,
+        num_key_value_heads=8,
+        num_local_experts=8,
+        num_experts_per_tok=2,
+    )
+
+
+def qwen2_moe() -> tuple[nn.Module, dict[str, Any]]:
+    return _causal_lm(
+        "Qwen2MoeConfig",
+        "Qwen2MoeForCausalLM",
+        hidden_size=1024,
+        intermediate_size=2816,
+        moe_intermediate_size=512,
+        shared_expert_intermediate_size=1024,
+        num_attention_heads=16,
+        num_key_value_heads=16,
+        num_experts=16,
+        num_experts_per_tok=4,
+    )
+
+
+def gemma() -> tuple[nn.Module, dict[str, Any]]:
+    return _causal_lm(
+        "GemmaConfig",
+        "GemmaForCausalLM",
+        hidden_size=1024,
+        intermediate_size=4096,
+        num_attention_heads=8,
+        num_key_value_heads=1,
+        head_dim=128,
+    )
+
+
+def phi() -> tuple[nn.Module, dict[str, Any]]:
+    return _causal_lm("PhiConfig", "PhiForCausalLM", hidden_size=1024, intermediate_size=4096, num_attention_heads=16)
+
+
+def rwkv() -> tuple[nn.Module, dict[str, Any]]:
+    from transformers import RwkvConfig, RwkvForCausalLM
+
+    _seeded()
+    cfg = RwkvConfig(vocab_size=32000, hidden_size=768, num_hidden_layers=2, attention_hidden_size=768)
+    return RwkvForCausalLM(cfg), {"input_ids": _tokens(32000), "use_cache": False}
+
+
+def encodec() -> tuple[nn.Module, dict[str, Any]]:
+    """A neural audio codec: convolutions, LSTMs and residual vector quantisation."""
+    from transformers import EncodecConfig, EncodecModel
+
+    _seeded()
+    return EncodecModel(EncodecConfig()), {"input_values": torch.randn(BATCH, 1, 24000)}
+
+
+def xlnet() -> tuple[nn.Module, dict[str, Any]]:
+    from transformers import XLNetConfig, XLNetLMHeadModel
+
+    _seeded()
+    cfg = XLNetConfig(vocab_size=32000, d_model=768, n_layer=2, n_head=12)
+    return XLNetLMHeadModel(cfg), {"input_ids": _tokens(32000), "use_mems": False}
+
+
+def funnel() -> tuple[nn.Module, dict[str, Any]]:
+    from transformers import FunnelConfig, FunnelForSequenceClassification
+
+    _seeded()
+    cfg = FunnelConfig(vocab_size=32000, block_sizes=[1, 1, 1], d_model=768, n_head=12)
+    return FunnelForSequenceClassification(cfg), {"input_ids": _tokens(32000), "labels": torch.tensor([0, 1])}
+
+
+def longformer() -> tuple[nn.Module, dict[str, Any]]:
+    from transformers import LongformerConfig, LongformerForMaskedLM
+
+    _seeded()
+    cfg = LongformerConfig(
+        vocab_size=32000, hidden_size=768, num_hidden_layers=2, num_attention_heads=12, attention_window=64
+    )
+    ids = _tokens(32000, 256)
+    return LongformerForMaskedLM(cfg), {"input_ids": ids, "labels": ids}
 
 
 def _timm(name: str, **kwargs: Any) -> tuple[nn.Module, tuple[torch.Tensor]]:

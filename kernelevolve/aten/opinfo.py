@@ -44,13 +44,26 @@ ALIASES = {
     "_adaptive_avg_pool2d_backward": ("nn.functional.adaptive_avg_pool2d",),
     "_scaled_dot_product_flash_attention_for_cpu": ("nn.functional.scaled_dot_product_attention",),
     "rsub": ("rsub", "sub"),
+    "upsample_bilinear2d": ("nn.functional.interpolate", "nn.functional.upsample_bilinear"),
+    "upsample_bilinear2d_backward": ("nn.functional.interpolate", "nn.functional.upsample_bilinear"),
+    "upsample_nearest2d": ("nn.functional.interpolate", "nn.functional.upsample_nearest"),
+    "upsample_nearest2d_backward": ("nn.functional.interpolate", "nn.functional.upsample_nearest"),
+    "upsample_bicubic2d": ("nn.functional.interpolate",),
+    "reflection_pad1d_backward": ("nn.functional.pad",),
+    "reflection_pad2d_backward": ("nn.functional.pad",),
+    "im2col": ("nn.functional.unfold",),
+    "col2im": ("nn.functional.unfold", "nn.functional.fold"),
+    "_ctc_loss": ("nn.functional.ctc_loss",),
+    "_ctc_loss_backward": ("nn.functional.ctc_loss",),
 }
 
 
 def stem(name: str) -> str:
     """A name reduced to what OpInfo and ATen names share: 'aten::_softmax_backward_data' and
     'nn.functional.softmax' both give 'softmax'."""
-    name = name.split("::")[-1].split(".")[-1] if "::" in name else name.rsplit(".", 1)[-1]
+    if name.startswith("torch.ops."):  # an OpInfo of one ATen overload: 'torch.ops.aten._safe_softmax.default'
+        name = name.split(".")[3]
+    name = name.split("::")[-1].split(".")[0] if "::" in name else name.rsplit(".", 1)[-1]
     name = name.strip("_")
     for prefix in ("native_", "special_", "linalg_"):
         name = name.removeprefix(prefix)

@@ -58,12 +58,13 @@ def load_traces(folder: Path) -> dict[str, Use]:
 
 
 def timed_calls(use: Use) -> list[dict[str, Any]]:
-    """The most called traced calls with distinct tensor shapes (at most TIMED_CALLS)."""
+    """The most called traced calls with distinct tensor shapes, none complex (at most TIMED_CALLS)."""
     chosen, seen = [], set()
     for key, _ in sorted(use.calls.items(), key=lambda kv: -kv[1]):
         call = json.loads(key)
         shapes = json.dumps([(t["t"], t["dtype"]) for t in tensors_in(call)])
-        if shapes not in seen and tensors_in(call):
+        complex_ = any("complex" in t["dtype"] for t in tensors_in(call))
+        if shapes not in seen and tensors_in(call) and not complex_:
             seen.add(shapes)
             chosen.append(call)
         if len(chosen) == TIMED_CALLS:

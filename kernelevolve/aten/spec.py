@@ -98,6 +98,12 @@ def build_tensor(spec: dict[str, Any]) -> torch.Tensor:
         return dense.reshape(shape)
     stride = stride or list(torch.empty(shape, device="meta").stride())
     extent = 1 + sum((n - 1) * s for n, s in zip(shape, stride)) if numel else 0
+    overlapping = any(s == 0 and n > 1 for n, s in zip(shape, stride))
+    if overlapping and "values" not in spec:  # an expanded tensor: its storage drawn, then viewed
+        base = _draw(spec, offset + extent, dtype).to(dense.device)
+        return base.as_strided(shape, stride, offset)
+    if overlapping:  # kept values in a layout that repeats elements: contiguous instead
+        return dense.reshape(shape)
     base = torch.zeros(offset + extent, dtype=dtype, device=dense.device)
     out = base.as_strided(shape, stride, offset)
     if numel:

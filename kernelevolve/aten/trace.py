@@ -22,7 +22,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from kernelevolve.aten.spec import describe
 
-SIGNATURE_LIMIT = 64  # distinct argument signatures kept per operator (the most called first)
+SIGNATURE_LIMIT = 16  # distinct argument signatures kept per operator (the most called first)
 
 
 class TraceError(Exception):
@@ -188,3 +188,10 @@ def trace_entry(entry: str, train: bool = False) -> dict[str, Any]:
     model, args, kwargs = load_entry(entry)
     trace = trace_model(model, args, kwargs, train)
     return {"model": entry, **trace}
+
+
+def dumps(trace: dict[str, Any]) -> str:
+    """A trace as JSON, one operator a line: compact, and a new trace's diff reads by operator."""
+    head = json.dumps({k: v for k, v in trace.items() if k != "operators"})
+    operators = ",\n".join(json.dumps(op, separators=(",", ":")) for op in trace["operators"])
+    return f'{head[:-1]}, "operators": [\n{operators}\n]}}\n'

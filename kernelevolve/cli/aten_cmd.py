@@ -3,7 +3,6 @@ traces and OpInfo); docs/aten.md."""
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
@@ -23,14 +22,14 @@ def trace_command(
 ) -> None:
     """Run a model once and record every ATen operator it calls: argument shapes, dtypes, strides and
     non-tensor arguments, and each operator's share of the step's time (torch.profiler, on the model's device)."""
-    from kernelevolve.aten.trace import TraceError, trace_entry
+    from kernelevolve.aten.trace import TraceError, dumps, trace_entry
 
     try:
         trace = trace_entry(entry, train=train)
     except TraceError as e:
         raise usage_error(str(e)) from None
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(trace, indent=1) + "\n")
+    out.write_text(dumps(trace))
     err.print(f"{len(trace['operators'])} operators, {trace['calls']} calls ({trace['step']}) -> {out}")
 
 

@@ -45,17 +45,17 @@ def functional_name(name: str) -> str:
     base, _, overload = rest.rpartition(".")
     if base.endswith("_") and not base.endswith("__"):
         fn = f"{ns}::{base[:-1]}.{overload}"
-        if _op(fn) is not None:
+        if resolve(fn) is not None:
             return fn
-    op = _op(name)
+    op = resolve(name)
     if op is not None and overload.endswith("out"):
         for other in getattr(torch.ops.aten, base).overloads():
-            if other != overload and _out_variant(_op(f"{ns}::{base}.{other}"), op):
+            if other != overload and _out_variant(resolve(f"{ns}::{base}.{other}"), op):
                 return f"{ns}::{base}.{other}"
     return name
 
 
-def _op(name: str) -> Any:
+def resolve(name: str) -> Any:
     """The OpOverload of 'aten::add.Tensor' (None where there is none)."""
     ns, _, rest = name.partition("::")
     base, _, overload = rest.rpartition(".")
@@ -81,24 +81,24 @@ def _out_variant(functional: Any, out: Any) -> bool:
 
 def variants(name: str) -> list[str]:
     """The in-place and out= overloads that compute what `name` computes (the shim writes them onto its kernel)."""
-    op = _op(name)
+    op = resolve(name)
     if op is None:
         return []
     ns, _, rest = name.partition("::")
     base, _, overload = rest.rpartition(".")
     found = []
-    inplace = _op(f"{ns}::{base}_.{overload}")
+    inplace = resolve(f"{ns}::{base}_.{overload}")
     if inplace is not None and [a.name for a in inplace._schema.arguments] == [a.name for a in op._schema.arguments]:
         found.append(f"{ns}::{base}_.{overload}")
     for other in getattr(torch.ops.aten, base).overloads():
-        if other != overload and _out_variant(op, _op(f"{ns}::{base}.{other}")):
+        if other != overload and _out_variant(op, resolve(f"{ns}::{base}.{other}")):
             found.append(f"{ns}::{base}.{other}")
     return found
 
 
 def excluded(name: str) -> str | None:
     """Why an operator is not a problem (None: it is): random, creation, a view, data movement, or unknown."""
-    op = _op(name)
+    op = resolve(name)
     if op is None:
         return "not an ATen operator"
     base = name.split("::", 1)[-1].rsplit(".", 1)[0]

@@ -20,16 +20,13 @@ SHAPE_CASES = [{'CASE': 0}]
 CHECK_CASES = [{'CASE': 1}, {'CASE': 2}, {'CASE': 3}, {'CASE': 4}, {'CASE': 5}, {'CASE': 6}, {'CASE': 7}, {'CASE': 8}, {'CASE': 9}, {'CASE': 10}, {'CASE': 11}, {'CASE': 12}, {'CASE': 13}, {'CASE': 14}, {'CASE': 15}, {'CASE': 16}, {'CASE': 17}, {'CASE': 18}, {'CASE': 19}]
 CALLS = [
     {'args': [{'t': [2, 12, 128, 255], 'dtype': 'float32', 'stride': [393216, 32768, 255, 1], 'offset': 128, 'range': [-0.31862545013427734, 0.29774823784828186]}, 3, {'t': [128], 'dtype': 'int64', 'range': [0, 127], 'sorted': True}], 'kwargs': {}},
-    {'args': [{'t': [], 'dtype': 'float32', 'offset': 1, 'range': [1.0, 1.0]}, 0, {'t': [1], 'dtype': 'int64', 'offset': 1, 'values': [0]}], 'kwargs': {}},
-    {'args': [{'t': [1], 'dtype': 'float32', 'offset': 1, 'range': [1.0, 1.0]}, 0, {'t': [1], 'dtype': 'int64', 'offset': 1, 'values': [0]}], 'kwargs': {}},
-    {'args': [{'t': [5, 5], 'dtype': 'float32', 'stride': [10, 2], 'offset': 1, 'range': [1.0, 1.0], 'sorted': True}, -1, {'t': [5], 'dtype': 'int64', 'stride': [2], 'offset': 1, 'values': [0, 0, 0, 0, 0]}], 'kwargs': {}},
     {'args': [{'t': [], 'dtype': 'float32', 'range': [-1.2406302690505981, -1.2406302690505981]}, 0, {'t': [], 'dtype': 'int64', 'offset': 1, 'values': [0]}], 'kwargs': {}},
     {'args': [{'t': [], 'dtype': 'float32', 'range': [-1.4731664657592773, -1.4731664657592773]}, 0, {'t': [], 'dtype': 'int64', 'offset': 1, 'values': [0]}], 'kwargs': {}},
     {'args': [{'t': [], 'dtype': 'float32', 'range': [1.1993913650512695, 1.1993913650512695]}, 0, {'t': [], 'dtype': 'int64', 'offset': 1, 'values': [0]}], 'kwargs': {}},
     {'args': [{'t': [1], 'dtype': 'float32', 'range': [0.4965673089027405, 0.4965673089027405]}, 0, {'t': [1], 'dtype': 'int64', 'offset': 1, 'values': [0]}], 'kwargs': {}},
-    {'args': [{'t': [], 'dtype': 'float32', 'range': [1.0, 1.0]}, 0, {'t': [1], 'dtype': 'int64', 'values': [0]}], 'kwargs': {}},
-    {'args': [{'t': [1], 'dtype': 'float32', 'range': [1.0, 1.0]}, 0, {'t': [1], 'dtype': 'int64', 'values': [0]}], 'kwargs': {}},
-    {'args': [{'t': [5, 5], 'dtype': 'float32', 'range': [1.0, 1.0], 'sorted': True}, -1, {'t': [5], 'dtype': 'int64', 'values': [0, 0, 0, 0, 0]}], 'kwargs': {}},
+    {'args': [{'t': [], 'dtype': 'float32', 'offset': 1, 'range': [1.0, 1.0]}, 0, {'t': [1], 'dtype': 'int64', 'offset': 1, 'values': [0]}], 'kwargs': {}},
+    {'args': [{'t': [1], 'dtype': 'float32', 'offset': 1, 'range': [1.0, 1.0]}, 0, {'t': [1], 'dtype': 'int64', 'offset': 1, 'values': [0]}], 'kwargs': {}},
+    {'args': [{'t': [5, 5], 'dtype': 'float32', 'stride': [10, 2], 'offset': 1, 'range': [1.0, 1.0], 'sorted': True}, -1, {'t': [5], 'dtype': 'int64', 'stride': [2], 'offset': 1, 'values': [0, 0, 0, 0, 0]}], 'kwargs': {}},
     {'args': [{'t': [], 'dtype': 'float32', 'range': [0.0461304634809494, 0.0461304634809494]}, 0, {'t': [], 'dtype': 'int64', 'values': [0]}], 'kwargs': {}},
     {'args': [{'t': [], 'dtype': 'float32', 'range': [0.4024028182029724, 0.4024028182029724]}, 0, {'t': [], 'dtype': 'int64', 'values': [0]}], 'kwargs': {}},
     {'args': [{'t': [], 'dtype': 'float32', 'range': [-1.0115290880203247, -1.0115290880203247]}, 0, {'t': [], 'dtype': 'int64', 'values': [0]}], 'kwargs': {}},
@@ -39,6 +36,9 @@ CALLS = [
     {'args': [{'t': [5, 5], 'dtype': 'float32', 'range': [-2.1833977699279785, 1.2192405462265015]}, -1, {'t': [5], 'dtype': 'int64', 'values': [0, 0, 0, 0, 0]}], 'kwargs': {}},
     {'args': [{'t': [5, 5], 'dtype': 'float32', 'range': [-1.7398806810379028, 2.559926986694336]}, -1, {'t': [5], 'dtype': 'int64', 'values': [0, 0, 0, 0, 0]}], 'kwargs': {}},
     {'args': [{'t': [5, 5], 'dtype': 'float32', 'range': [-2.67964506149292, 1.5996969938278198]}, -1, {'t': [5], 'dtype': 'int64', 'values': [0, 0, 0, 0, 0]}], 'kwargs': {}},
+    {'args': [{'t': [], 'dtype': 'float32', 'range': [1.0, 1.0]}, 0, {'t': [1], 'dtype': 'int64', 'values': [0]}], 'kwargs': {}},
+    {'args': [{'t': [1], 'dtype': 'float32', 'range': [1.0, 1.0]}, 0, {'t': [1], 'dtype': 'int64', 'values': [0]}], 'kwargs': {}},
+    {'args': [{'t': [5, 5], 'dtype': 'float32', 'range': [1.0, 1.0], 'sorted': True}, -1, {'t': [5], 'dtype': 'int64', 'values': [0, 0, 0, 0, 0]}], 'kwargs': {}},
 ]
 
 

@@ -130,6 +130,7 @@ class CaseResult(BaseModel):
         description="cpu: why the candidate's time is the judge's bound, not its report (a call below what the "
         "judge resolves around a request)",
     )
+    timed: bool = Field(True, description="False: one of the problem's CHECK_CASES, judged for correctness alone")
 
 
 class EvalResult(BaseModel):
@@ -203,10 +204,11 @@ class EvalResult(BaseModel):
     def finalize(self) -> EvalResult:
         """Derive speedup and fitness from the cases; fitness is the speedup when correct, else 0."""
         self.correct = self.status is Status.OK
-        timed = [c.speedup for c in self.cases if c.speedup]
-        self.speedup = geomean(timed) if timed and len(timed) == len(self.cases) else None
-        graphs = [c.speedup_graph for c in self.cases if c.speedup_graph]
-        self.speedup_graph = geomean(graphs) if graphs and len(graphs) == len(self.cases) else None
+        cases = [c for c in self.cases if c.timed]  # CHECK_CASES are never timed
+        timed = [c.speedup for c in cases if c.speedup]
+        self.speedup = geomean(timed) if timed and len(timed) == len(cases) else None
+        graphs = [c.speedup_graph for c in cases if c.speedup_graph]
+        self.speedup_graph = geomean(graphs) if graphs and len(graphs) == len(cases) else None
         self.fitness = self.speedup if self.correct else 0.0
         return self
 

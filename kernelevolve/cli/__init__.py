@@ -1,6 +1,7 @@
 """The `kernelevolve` command: each subcommand lives in its own module and registers on `app`."""
 
 from kernelevolve.cli import (  # noqa: F401 - each module registers its commands
+    aten_cmd,
     bench_cmd,
     cache_cmd,
     check_problem,

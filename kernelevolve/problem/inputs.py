@@ -131,16 +131,31 @@ def build_inputs(
     def leaf(x: Any) -> Any:  # every tensor, however nested in lists, tuples or dicts
         if not isinstance(x, torch.Tensor):
             return x
-        x = x.detach()
+        x = like = x.detach()
         fresh = False  # a tensor made here needs no copy; one from get_inputs() may be shared
         if x.is_floating_point():
             if distribution != "given":
                 x, fresh = _redraw(x, distribution, gen), True
             fresh = fresh or x.dtype != dtype
             x = x.to(dtype)
-        return x.to(device).contiguous() if x.device != device else x if fresh else x.clone()
+        return in_layout(x.to(device).contiguous() if x.device != device else x if fresh else x.clone(), like)
 
     return list(tree_map(leaf, list(inputs)))
+
+
+def in_layout(x: torch.Tensor, like: torch.Tensor) -> torch.Tensor:
+    """x's values in the layout get_inputs() gave `like` (its strides, gaps and storage offset), so a problem
+    that checks a non-contiguous input keeps it through copies and redraws. Layouts a copy cannot keep (an
+    element reached twice, negative strides) stay contiguous."""
+    if x.stride() == like.stride() and x.storage_offset() == like.storage_offset():
+        return x
+    if like.is_contiguous() and not like.storage_offset():
+        return x
+    if any(s <= 0 and n > 1 for n, s in zip(like.shape, like.stride())) or like.numel() == 0:
+        return x
+    extent = 1 + sum((n - 1) * s for n, s in zip(like.shape, like.stride()))
+    base = torch.zeros(like.storage_offset() + extent, dtype=x.dtype, device=x.device)
+    return base.as_strided(like.shape, like.stride(), like.storage_offset()).copy_(x)
 
 
 def build_init_inputs(module: types.ModuleType) -> list[Any]:

@@ -1,5 +1,5 @@
-"""Problem files: KernelBench-format modules plus the optional SHAPE_CASES, TOLERANCE, DTYPE, FLOPS and
-TARGET_SPEEDUP.
+"""Problem files: KernelBench-format modules plus the optional SHAPE_CASES, CHECK_CASES, TOLERANCE, DTYPE, FLOPS
+and TARGET_SPEEDUP.
 
 The parent process only reads and statically checks the file (no torch import, no code run); the
 worker executes it in a private namespace before any candidate code is loaded.
@@ -196,13 +196,28 @@ def shape_cases(module: types.ModuleType) -> list[dict[str, Any]]:
     cases = getattr(module, "SHAPE_CASES", None)
     if cases is None:
         return [{}]
-    if not isinstance(cases, (list, tuple)) or not cases or not all(isinstance(c, dict) for c in cases):
-        raise ProblemError(f"{module.__file__}: SHAPE_CASES must be a non-empty list of dicts")
+    return _cases(module, "SHAPE_CASES", cases, allow_empty=False)
+
+
+def check_cases(module: types.ModuleType) -> list[dict[str, Any]]:
+    """The problem's CHECK_CASES: cases judged for correctness like shape cases, never timed (an operator's edge
+    cases: odd layouts, empty tensors, scalars; docs/cli.md, "Problems and candidates"). [] without it."""
+    cases = getattr(module, "CHECK_CASES", None)
+    return [] if cases is None else _cases(module, "CHECK_CASES", cases, allow_empty=True)
+
+
+def _cases(module: types.ModuleType, name: str, cases: Any, allow_empty: bool) -> list[dict[str, Any]]:
+    if (
+        not isinstance(cases, (list, tuple))
+        or not (cases or allow_empty)
+        or not all(isinstance(c, dict) for c in cases)
+    ):
+        raise ProblemError(f"{module.__file__}: {name} must be a {'' if allow_empty else 'non-empty '}list of dicts")
     for case in cases:
         unknown = [k for k in case if not hasattr(module, k)]
         if unknown:
             raise ProblemError(
-                f"{module.__file__}: SHAPE_CASES names {', '.join(unknown)}, which the module does not define"
+                f"{module.__file__}: {name} names {', '.join(unknown)}, which the module does not define"
             )
     return [dict(c) for c in cases]
 
@@ -217,8 +232,8 @@ def bind_case(module: types.ModuleType, case: dict[str, Any], defaults: dict[str
 
 
 def case_defaults(module: types.ModuleType, cases: list[dict[str, Any]]) -> dict[str, Any]:
-    """The original values of every constant any case re-binds, to restore between cases."""
-    keys = {k for c in cases for k in c}
+    """The original values of every constant any case re-binds (CHECK_CASES' too), to restore between cases."""
+    keys = {k for c in [*cases, *check_cases(module)] for k in c}
     return {k: getattr(module, k) for k in keys}
 
 

@@ -864,6 +864,9 @@ def _correctness_case(j: _Judging, ci: int, pc: PreparedCase) -> float:
 def _timing(j: _Judging) -> None:
     """Every case timed against its baselines, then the speed bounds and the integrity check."""
     for ci, (pc, model, cr) in enumerate(zip(j.prepared, j.models, j.result.cases)):
+        if not pc.timed:  # CHECK_CASES: correctness alone
+            cr.timed = False
+            continue
         j.report(f"timing case {ci}")
         bind_case(j.module, pc.case, j.defaults)
         waited = _time_case(j, ci, pc, model, cr)

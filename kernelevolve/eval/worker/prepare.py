@@ -34,6 +34,7 @@ from kernelevolve.problem.problem import (
     ProblemError,
     bind_case,
     case_defaults,
+    check_cases,
     problem_flops,
     shape_cases,
     tolerance,
@@ -112,6 +113,7 @@ class PreparedCase:
     # n -> n new input sets with their references, drawn by the problem from seeds the candidate never saw (the
     # case bound): the judge's proof block on a GPU (eval/worker/proof.py) needs more than the held-back sets.
     fresh: Callable[[int], list[tuple[Any, Any]]] | None = None
+    timed: bool = True  # False: one of the problem's CHECK_CASES, judged for correctness alone
 
     def judge(self, out: Any, trial: Trial) -> Comparison:
         return self.criterion.check(out, trial.reference, oracle=trial.oracle)
@@ -176,9 +178,11 @@ def prepare(
     clock: LoadClock | None = None,
 ) -> list[PreparedCase]:
     """Every shape case of the problem, each with at least one trial; reference outputs for the timing sets
-    only when the candidate will be timed."""
+    only when the candidate will be timed. CHECK_CASES follow, with trials alone (never timed)."""
     clock = clock or LoadClock(device)
     cases = shape_cases(module)
+    n_timed = len(cases)
+    cases += check_cases(module)
     defaults = case_defaults(module, cases)
     distributions = allowed_distributions(module)
     criterion = criterion_for(job, module, dtype)
@@ -187,6 +191,7 @@ def prepare(
     prepared: list[PreparedCase] = []
     for ci, case in enumerate(cases):
         report(f"reference case {ci}")
+        timed_case = ci < n_timed
         bind_case(module, case, defaults)
         init = build_init_inputs(module)
         param_seed = rng.getrandbits(62)
@@ -206,43 +211,51 @@ def prepare(
         plan: MemoryPlan = first["plan"]
         with clock.part("inputs"):
             timing_sets = [
-                build_inputs(module, rng.getrandbits(62), "given", dtype, device) for _ in range(plan.timing_sets)
+                build_inputs(module, rng.getrandbits(62), "given", dtype, device)
+                for _ in range(plan.timing_sets if timed_case else 0)
             ]
         pc = PreparedCase(
             case, _shape_of(module, case), init, param_seed, criterion, ref_model, trials, timing_sets, notes=notes
         )
-        pc.memory = plan
+        pc.memory, pc.timed = plan, timed_case
         pc.set_budgets = _set_budgets(trials)
         pc.out_sizes, pc.ref_aliases_input, pc.min_bytes = first["out_sizes"], first["aliases"], first["min_bytes"]
         maxima = [m for m in (_max_abs(t.reference) for t in trials) if m is not None]
         pc.ref_max_abs = max(maxima) if maxima else None
         pc.flops = problem_flops(module)
-        wanted = unseen_sets_for(device)
-        if timed and plan.unseen_sets < wanted:
-            pc.notes.append(
-                f"{plan.unseen_sets} of {wanted} held-back input sets: the host cannot hold more at these sizes"
-                + (" (the unseen-inputs check is skipped)" if not plan.unseen_sets else "")
-            )
-        if timed:
-            with clock.part("reference"), torch.no_grad():
-                pc.timing_refs = [ref_model(*inputs) for inputs in timing_sets]
-            held_back = _fresh_sets(module, ref_model, dtype, device, rng)
-            with clock.part("inputs"):
-                for _ in range(plan.unseen_sets):  # one at a time: each may go to the host before the next is made
-                    inputs, ref = held_back(1)[0]
-                    if plan.unseen_on_host:
-                        inputs, ref = memory.to(inputs, HOST), memory.to(ref, HOST)
-                    pc.unseen_sets.append(inputs)
-                    pc.unseen_refs.append(ref)
-            if device.type == "cuda":
-                pc.fresh = held_back
-        if job.compile_baseline:  # the evaluator resolved the platform's default (off on cpu unless asked)
+        if timed and timed_case:
+            _timing_references(pc, module, dtype, device, rng, clock)
+        if job.compile_baseline and timed_case:  # the evaluator resolved the platform's default (cpu: off unless asked)
             report(f"compile baseline case {ci}")
             with clock.part("compile_baseline"):
                 _prepare_compiled(pc, device)
         prepared.append(pc)
     bind_case(module, {}, defaults)
     return prepared
+
+
+def _timing_references(
+    pc: PreparedCase, module: Any, dtype: torch.dtype, device: torch.device, rng: random.Random, clock: LoadClock
+) -> None:
+    """A timed case's references for its timing sets, and its held-back sets (the unseen-inputs check)."""
+    plan, wanted = pc.memory, unseen_sets_for(device)
+    if plan.unseen_sets < wanted:
+        pc.notes.append(
+            f"{plan.unseen_sets} of {wanted} held-back input sets: the host cannot hold more at these sizes"
+            + (" (the unseen-inputs check is skipped)" if not plan.unseen_sets else "")
+        )
+    with clock.part("reference"), torch.no_grad():
+        pc.timing_refs = [pc.ref_model(*inputs) for inputs in pc.timing_sets]
+    held_back = _fresh_sets(module, pc.ref_model, dtype, device, rng)
+    with clock.part("inputs"):
+        for _ in range(plan.unseen_sets):  # one at a time: each may go to the host before the next is made
+            inputs, ref = held_back(1)[0]
+            if plan.unseen_on_host:
+                inputs, ref = memory.to(inputs, HOST), memory.to(ref, HOST)
+            pc.unseen_sets.append(inputs)
+            pc.unseen_refs.append(ref)
+    if device.type == "cuda":
+        pc.fresh = held_back
 
 
 def _fresh_sets(

@@ -1,0 +1,493 @@
+"""Bundled models for the tracer: built from their configs with random weights, nothing downloaded
+(docs/aten.md, "Recipes"). Each recipe returns (model, example_inputs) as `kernelevolve trace` expects.
+
+Transformers and vision models need the `models` extra (`pip install -e ".[models]"`: transformers, timm); the
+DLRM-style model needs torch alone. Sizes: hidden sizes as the released models have them, few layers, short
+sequences and small batches, so most traces take under a minute on a CPU.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+import torch.nn as nn
+
+BATCH = 2
+SEQ = 128
+IMAGE = 224
+
+# More timm architectures, for the operators the five above do not call (pooling variants, other activations and
+# norms, upsampling, attention forms): recipe name -> (timm model name, create_model keyword arguments).
+TIMM = {
+    "mixer": ("mixer_b16_224", {}),
+    "regnety": ("regnety_008", {}),
+    "densenet121": ("densenet121", {}),
+    "poolformer": ("poolformer_s12", {}),
+    "nf_resnet": ("nf_resnet26", {}),
+    "levit": ("levit_128s", {}),
+    "mobilevit": ("mobilevit_s", {}),
+    "ghostnet": ("ghostnet_100", {}),
+    "hrnet": ("hrnet_w18_small", {}),
+    "inception_v3": ("inception_v3", {}),
+    "coatnet": ("coatnet_0_rw_224", {}),
+    "xcit": ("xcit_tiny_12_p16_224", {"depth": 2}),
+    "eva02": ("eva02_tiny_patch14_224", {"depth": 2}),
+    "beit": ("beit_base_patch16_224", {"depth": 2}),
+    "edgenext": ("edgenext_small", {}),
+    "fastvit": ("fastvit_t8", {}),
+    "efficientvit": ("efficientvit_b0", {}),
+    "cspdarknet": ("cspdarknet53", {}),
+    "volo": ("volo_d1_224", {}),
+    "gmlp": ("gmlp_s16_224", {}),
+    "sequencer": ("sequencer2d_s", {}),
+    "tresnet": ("tresnet_m", {}),
+    "dla": ("dla34", {}),
+    "res2net": ("res2net50_26w_4s", {}),
+    "rexnet": ("rexnet_100", {}),
+    "crossvit": ("crossvit_9_240", {"img_size": 240}),
+    "cait": ("cait_xxs24_224", {"depth": 2}),
+    "twins": ("twins_svt_small", {}),
+    "tnt": ("tnt_s_patch16_224", {"depth": 2}),
+    "botnet": ("botnet26t_256", {"img_size": 224}),
+    "resmlp": ("resmlp_12_224", {}),
+    "convmixer": ("convmixer_768_32", {}),
+    "vovnet": ("vovnet39a", {}),
+    "hgnet": ("hgnet_tiny", {}),
+}
+
+RECIPES = (
+    "llama",
+    "gpt2",
+    "bert",
+    "t5",
+    "vit_hf",
+    "mistral",
+    "bloom",
+    "whisper",
+    "bart",
+    "deberta",
+    "wav2vec2",
+    "segformer",
+    "clip",
+    "mamba",
+    "gpt_neox",
+    "mixtral",
+    "qwen2_moe",
+    "gemma",
+    "phi",
+    "rwkv",
+    "encodec",
+    "xlnet",
+    "funnel",
+    "longformer",
+    "deformable_detr",
+    "convbert",
+    "resnet50",
+    "convnext_tiny",
+    "efficientnet_b0",
+    "vit_small",
+    "swin_tiny",
+    "mobilenetv3",
+    *TIMM,
+    "dlrm",
+)
+# Also traced as a training step (its backward operators): all but mamba, whose reference selective scan (no
+# mamba_ssm kernels on a CPU) takes minutes a step.
+TRAINED = tuple(r for r in RECIPES if r != "mamba")
+
+
+def _tokens(vocab: int, seq: int = SEQ) -> torch.Tensor:
+    return torch.randint(0, vocab, (BATCH, seq))
+
+
+def _seeded() -> None:
+    torch.manual_seed(0)
+
+
+def llama() -> tuple[nn.Module, dict[str, Any]]:
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    _seeded()
+    cfg = LlamaConfig(
+        vocab_size=32000,
+        hidden_size=1024,
+        intermediate_size=2816,
+        num_hidden_layers=2,
+        num_attention_heads=16,
+        num_key_value_heads=4,
+        max_position_embeddings=2048,
+        attn_implementation="eager",
+    )
+    ids = _tokens(32000)
+    return LlamaForCausalLM(cfg), {"input_ids": ids, "labels": ids, "use_cache": False}
+
+
+def gpt2() -> tuple[nn.Module, dict[str, Any]]:
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    _seeded()
+    cfg = GPT2Config(n_embd=768, n_layer=2, n_head=12, attn_implementation="eager")
+    ids = _tokens(cfg.vocab_size)
+    return GPT2LMHeadModel(cfg), {"input_ids": ids, "labels": ids, "use_cache": False}
+
+
+def bert() -> tuple[nn.Module, dict[str, Any]]:
+    from transformers import BertConfig, BertForSequenceClassification
+
+    _seeded()
+    cfg = BertConfig(hidden_size=768, num_hidden_layers=2, num_attention_heads=12, attn_implementation="eager")
+    ids = _tokens(cfg.vocab_size)
+    mask = torch.ones_like(ids)
+    mask[:, SEQ - 16 :] = 0  # padded tails: the attention mask does work
+    return BertForSequenceClassification(cfg), {"input_ids": ids, "attention_mask": mask}
+
+
+def t5() -> tuple[nn.Module, dict[str, Any]]:
+    from transformers import T5Config, T5ForConditionalGeneration
+
+    _seeded()
+    cfg = T5Config(d_model=512, d_ff=2048, num_layers=2, num_decoder_layers=2, num_heads=8, vocab_size=32128)
+    ids = _tokens(cfg.vocab_size)
+    return T5ForConditionalGeneration(cfg), {
+        "input_ids": ids,
+        "decoder_input_ids": _tokens(cfg.vocab_size, SEQ // 2),
+        "use_cache": False,
+    }
+
+
+def vit_hf() -> tuple[nn.Module, dict[str, Any]]:
+    from transformers import ViTConfig, ViTForImageClassification
+
+    _seeded()
+    cfg = ViTConfig(hidden_size=768, num_hidden_layers=2, num_attention_heads=12, image_size=IMAGE, num_labels=1000)
+    return ViTForImageClassification(cfg), {"pixel_values": torch.randn(BATCH, 3, IMAGE, IMAGE)}
+
+
+def mistral() -> tuple[nn.Module, dict[str, Any]]:
+    from transformers import MistralConfig, MistralForCausalLM
+
+    _seeded()
+    cfg = MistralConfig(
+        vocab_size=32000,
+        hidden_size=1024,
+        intermediate_size=3584,
+        num_hidden_layers=2,
+        num_attention_heads=16,
+        num_key_value_heads=8,
+        sliding_window=64,
+        attn_implementation="eager",
+    )
+    return MistralForCausalLM(cfg), {"input_ids": _tokens(32000), "use_cache": False}
+
+
+def bloom() -> tuple[nn.Module, dict[str, Any]]:
+    from transformers import BloomConfig, BloomForCausalLM
+
+    _seeded()
+    cfg = BloomConfig(vocab_size=32000, hidden_size=1024, n_layer=2, n_head=16)
+    return BloomForCausalLM(cfg), {"input_ids": _tokens(32000), "use_cache": False}
+
+
+def gpt_neox() -> tuple[nn.Module, dict[str, Any]]:
+    from transformers import GPTNeoXConfig, GPTNeoXForCausalLM
+
+    _seeded()
+    cfg = GPTNeoXConfig(
+        vocab_size=32000, hidden_size=1024, intermediate_size=4096, num_hidden_layers=2, num_attention_heads=16
+    )
+    cfg._attn_implementation = "eager"
+    return GPTNeoXForCausalLM(cfg), {"input_ids": _tokens(32000), "use_cache": False}
+
+
+def whisper() -> tuple[nn.Module, dict[str, Any]]:
+    from transformers import WhisperConfig, WhisperForConditionalGeneration
+
+    _seeded()
+    cfg = WhisperConfig(
+        d_model=512,
+        encoder_layers=2,
+        decoder_layers=2,
+        encoder_attention_heads=8,
+        decoder_attention_heads=8,
+        max_source_positions=750,
+        attn_implementation="eager",
+    )
+    features = torch.randn(BATCH, cfg.num_mel_bins, 2 * cfg.max_source_positions)
+    return WhisperForConditionalGeneration(cfg), {
+        "input_features": features,
+        "decoder_input_ids": _tokens(cfg.vocab_size, 32),
+        "use_cache": False,
+    }
+
+
+def bart() -> tuple[nn.Module, dict[str, Any]]:
+    from transformers import BartConfig, BartForConditionalGeneration
+
+    _seeded()
+    cfg = BartConfig(d_model=768, encoder_layers=2, decoder_layers=2, attn_implementation="eager")
+    ids = _tokens(cfg.vocab_size)
+    return BartForConditionalGeneration(cfg), {"input_ids": ids, "labels": _tokens(cfg.vocab_size, SEQ // 2)}
+
+
+def deberta() -> tuple[nn.Module, dict[str, Any]]:
+    from transformers import DebertaV2Config, DebertaV2ForSequenceClassification
+
+    _seeded()
+    cfg = DebertaV2Config(
+        hidden_size=768,
+        num_hidden_layers=2,
+        num_attention_heads=12,
+        vocab_size=32000,
+        num_labels=16,
+        problem_type="multi_label_classification",  # its loss: binary cross-entropy with logits
+    )
+    labels = torch.randint(0, 2, (BATCH, 16)).float()
+    return DebertaV2ForSequenceClassification(cfg), {"input_ids": _tokens(32000), "labels": labels}
+
+
+def wav2vec2() -> tuple[nn.Module, dict[str, Any]]:
+    from transformers import Wav2Vec2Config, Wav2Vec2ForCTC
+
+    _seeded()
+    cfg = Wav2Vec2Config(hidden_size=768, num_hidden_layers=2, num_attention_heads=12, vocab_size=32)
+    labels = torch.randint(1, cfg.vocab_size, (BATCH, 20))  # transcripts: its CTC loss is in the step
+    return Wav2Vec2ForCTC(cfg), {"input_values": torch.randn(BATCH, 16000), "labels": labels}
+
+
+def segformer() -> tuple[nn.Module, dict[str, Any]]:
+    from transformers import SegformerConfig, SegformerForSemanticSegmentation
+
+    _seeded()
+    cfg = SegformerConfig(num_labels=19)
+    return SegformerForSemanticSegmentation(cfg), {"pixel_values": torch.randn(BATCH, 3, 256, 256)}
+
+
+def clip() -> tuple[nn.Module, dict[str, Any]]:
+    from transformers import CLIPConfig, CLIPModel
+
+    _seeded()
+    cfg = CLIPConfig(
+        text_config={"hidden_size": 512, "num_hidden_layers": 2, "num_attention_heads": 8},
+        vision_config={"hidden_size": 768, "num_hidden_layers": 2, "num_attention_heads": 12},
+    )
+    ids = _tokens(cfg.text_config.vocab_size, 77)
+    return CLIPModel(cfg), {"input_ids": ids, "pixel_values": torch.randn(BATCH, 3, IMAGE, IMAGE)}
+
+
+def mamba() -> tuple[nn.Module, dict[str, Any]]:
+    from transformers import MambaConfig, MambaForCausalLM
+
+    _seeded()
+    cfg = MambaConfig(vocab_size=32000, hidden_size=768, num_hidden_layers=2, state_size=16)
+    return MambaForCausalLM(cfg), {"input_ids": _tokens(32000), "use_cache": False}
+
+
+def _causal_lm(config: str, model: str, **cfg: Any) -> tuple[nn.Module, dict[str, Any]]:
+    """A decoder-only language model from transformers, hidden size 1024, 2 layers, with labels (its loss)."""
+    import transformers
+
+    _seeded()
+    made = getattr(transformers, config)(vocab_size=32000, num_hidden_layers=2, **cfg)
+    made._attn_implementation = "eager"
+    ids = _tokens(32000)
+    return getattr(transformers, model)(made), {"input_ids": ids, "labels": ids, "use_cache": False}
+
+
+def mixtral() -> tuple[nn.Module, dict[str, Any]]:
+    """A mixture of experts: top-2 routing over 8 experts (topk, softmax, index_add, one_hot)."""
+    return _causal_lm(
+        "MixtralConfig",
+        "MixtralForCausalLM",
+        hidden_size=1024,
+        intermediate_size=1792,
+        num_attention_heads=16,
+        num_key_value_heads=8,
+        num_local_experts=8,
+        num_experts_per_tok=2,
+    )
+
+
+def qwen2_moe() -> tuple[nn.Module, dict[str, Any]]:
+    return _causal_lm(
+        "Qwen2MoeConfig",
+        "Qwen2MoeForCausalLM",
+        hidden_size=1024,
+        intermediate_size=2816,
+        moe_intermediate_size=512,
+        shared_expert_intermediate_size=1024,
+        num_attention_heads=16,
+        num_key_value_heads=16,
+        num_experts=16,
+        num_experts_per_tok=4,
+    )
+
+
+def gemma() -> tuple[nn.Module, dict[str, Any]]:
+    return _causal_lm(
+        "GemmaConfig",
+        "GemmaForCausalLM",
+        hidden_size=1024,
+        intermediate_size=4096,
+        num_attention_heads=8,
+        num_key_value_heads=1,
+        head_dim=128,
+    )
+
+
+def phi() -> tuple[nn.Module, dict[str, Any]]:
+    return _causal_lm("PhiConfig", "PhiForCausalLM", hidden_size=1024, intermediate_size=4096, num_attention_heads=16)
+
+
+def rwkv() -> tuple[nn.Module, dict[str, Any]]:
+    from transformers import RwkvConfig, RwkvForCausalLM
+
+    _seeded()
+    cfg = RwkvConfig(vocab_size=32000, hidden_size=768, num_hidden_layers=2, attention_hidden_size=768)
+    return RwkvForCausalLM(cfg), {"input_ids": _tokens(32000), "use_cache": False}
+
+
+def encodec() -> tuple[nn.Module, dict[str, Any]]:
+    """A neural audio codec: convolutions, LSTMs and residual vector quantisation."""
+    from transformers import EncodecConfig, EncodecModel
+
+    _seeded()
+    return EncodecModel(EncodecConfig()), {"input_values": torch.randn(BATCH, 1, 24000)}
+
+
+def xlnet() -> tuple[nn.Module, dict[str, Any]]:
+    from transformers import XLNetConfig, XLNetLMHeadModel
+
+    _seeded()
+    cfg = XLNetConfig(vocab_size=32000, d_model=768, n_layer=2, n_head=12)
+    return XLNetLMHeadModel(cfg), {"input_ids": _tokens(32000), "use_mems": False}
+
+
+def funnel() -> tuple[nn.Module, dict[str, Any]]:
+    from transformers import FunnelConfig, FunnelForSequenceClassification
+
+    _seeded()
+    cfg = FunnelConfig(vocab_size=32000, block_sizes=[1, 1, 1], d_model=768, n_head=12, num_labels=1)
+    cfg.problem_type = "regression"  # its loss: mean squared error
+    return FunnelForSequenceClassification(cfg), {"input_ids": _tokens(32000), "labels": torch.randn(BATCH, 1)}
+
+
+def longformer() -> tuple[nn.Module, dict[str, Any]]:
+    from transformers import LongformerConfig, LongformerForMaskedLM
+
+    _seeded()
+    cfg = LongformerConfig(
+        vocab_size=32000, hidden_size=768, num_hidden_layers=2, num_attention_heads=12, attention_window=64
+    )
+    ids = _tokens(32000, 256)
+    return LongformerForMaskedLM(cfg), {"input_ids": ids, "labels": ids}
+
+
+def deformable_detr() -> tuple[nn.Module, dict[str, Any]]:
+    """Object detection with multi-scale deformable attention (grid sampling) over an HF ResNet-50 backbone built
+    from its config (no timm, no download)."""
+    from transformers import DeformableDetrConfig, DeformableDetrModel, ResNetConfig
+
+    _seeded()
+    backbone = ResNetConfig(out_features=["stage2", "stage3", "stage4"])
+    cfg = DeformableDetrConfig(
+        use_timm_backbone=False, backbone_config=backbone, encoder_layers=2, decoder_layers=2, num_queries=100
+    )
+    return DeformableDetrModel(cfg), {"pixel_values": torch.randn(BATCH, 3, 320, 320)}
+
+
+def convbert() -> tuple[nn.Module, dict[str, Any]]:
+    """Span-based dynamic convolution beside self-attention (unfold, depthwise conv1d)."""
+    from transformers import ConvBertConfig, ConvBertForMaskedLM
+
+    _seeded()
+    cfg = ConvBertConfig(vocab_size=32000, hidden_size=768, num_hidden_layers=2, num_attention_heads=12)
+    ids = _tokens(32000)
+    return ConvBertForMaskedLM(cfg), {"input_ids": ids, "labels": ids}
+
+
+def _timm(name: str, **kwargs: Any) -> tuple[nn.Module, tuple[torch.Tensor]]:
+    import timm
+
+    _seeded()
+    model = timm.create_model(name, pretrained=False, **kwargs)
+    return model, (torch.randn(BATCH, 3, IMAGE, IMAGE),)
+
+
+def resnet50() -> tuple[nn.Module, tuple[torch.Tensor]]:
+    return _timm("resnet50")
+
+
+def convnext_tiny() -> tuple[nn.Module, tuple[torch.Tensor]]:
+    return _timm("convnext_tiny")
+
+
+def efficientnet_b0() -> tuple[nn.Module, tuple[torch.Tensor]]:
+    return _timm("efficientnet_b0")
+
+
+def vit_small() -> tuple[nn.Module, tuple[torch.Tensor]]:
+    return _timm("vit_small_patch16_224", depth=4)
+
+
+def swin_tiny() -> tuple[nn.Module, tuple[torch.Tensor]]:
+    return _timm("swin_tiny_patch4_window7_224", depths=(2, 2, 2, 2))
+
+
+def mobilenetv3() -> tuple[nn.Module, tuple[torch.Tensor]]:
+    return _timm("mobilenetv3_large_100")
+
+
+def _timm_recipe(recipe: str, name: str, kwargs: dict[str, Any]) -> Any:
+    def make() -> tuple[nn.Module, tuple[torch.Tensor]]:
+        return _timm(name, **kwargs)
+
+    make.__name__ = make.__qualname__ = recipe
+    make.__doc__ = f"timm's {name} (pretrained=False)."
+    return make
+
+
+for _recipe, (_name, _kwargs) in TIMM.items():  # each a module-level recipe, as `kernelevolve trace` names it
+    globals()[_recipe] = _timm_recipe(_recipe, _name, _kwargs)
+
+
+class DLRM(nn.Module):
+    """A DLRM-style ranking model: a bottom MLP over dense features, pooled embedding bags for the sparse ones,
+    pairwise dot-product interaction, a top MLP to one logit (the structure of Naumov et al., 2019)."""
+
+    def __init__(self, dense: int = 13, tables: tuple[int, ...] = (100_000,) * 8, dim: int = 128) -> None:
+        super().__init__()
+        self.bottom = nn.Sequential(nn.Linear(dense, 512), nn.ReLU(), nn.Linear(512, 256), nn.ReLU())
+        self.bottom.append(nn.Linear(256, dim))
+        self.bags = nn.ModuleList(nn.EmbeddingBag(rows, dim, mode="sum") for rows in tables)
+        n = len(tables) + 1
+        pairs = n * (n - 1) // 2
+        self.top = nn.Sequential(nn.Linear(pairs + dim, 512), nn.ReLU(), nn.Linear(512, 256), nn.ReLU())
+        self.top.append(nn.Linear(256, 1))
+        rows, cols = torch.triu_indices(n, n, offset=1)
+        self.register_buffer("rows", rows, persistent=False)
+        self.register_buffer("cols", cols, persistent=False)
+
+    def forward(
+        self, dense: torch.Tensor, indices: torch.Tensor, offsets: torch.Tensor, labels: torch.Tensor | None = None
+    ) -> torch.Tensor:
+        """Click probabilities; given labels, the binary cross-entropy loss a training step takes."""
+        x = self.bottom(dense)
+        pooled = [bag(indices[i], offsets[i]) for i, bag in enumerate(self.bags)]
+        features = torch.stack([x, *pooled], dim=1)  # [B, n, dim]
+        dots = torch.bmm(features, features.transpose(1, 2))[:, self.rows, self.cols]
+        p = torch.sigmoid(self.top(torch.cat([x, dots], dim=1))).squeeze(1)
+        return p if labels is None else nn.functional.binary_cross_entropy(p, labels)
+
+
+def dlrm() -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
+    _seeded()
+    batch, pooling, tables = 512, 20, 8
+    model = DLRM(tables=(100_000,) * tables)
+    lengths = torch.randint(1, 2 * pooling, (tables, batch))
+    offsets = torch.zeros(tables, batch, dtype=torch.int64)
+    offsets[:, 1:] = lengths.cumsum(dim=1)[:, :-1]
+    total = int(lengths.sum(dim=1).max())
+    indices = torch.randint(0, 100_000, (tables, total))
+    labels = torch.randint(0, 2, (batch,)).float()
+    return model, (torch.randn(batch, 13), indices, offsets, labels)

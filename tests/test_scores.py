@@ -64,3 +64,16 @@ def test_the_table_states_its_baselines_and_carries_the_scores():
     assert "pass rate 0.50 (2 of 4 operators with a correct kernel)" in text
     assert "| eager | 1.41x | 0.57 |" in text
     assert "mul 0.50" in text
+
+
+def test_check_only_cases_count_for_correctness_and_not_for_speed():
+    """A problem's CHECK_CASES (OpInfo samples, never timed) are samples of correctness; perf@p and the speedup
+    over the faster baseline are over the timed cases."""
+    timed = CaseResult(shape={"CASE": 0}, correct=True, t_candidate_ms=1.0, t_eager_ms=3.0)
+    checked = CaseResult(shape={"CASE": 1}, correct=False, timed=False)
+    row = row_from("abs", EvalResult(status=Status.INCORRECT, correct=False, cases=[timed, checked]))
+    assert [c["timed"] for c in row.cases] == [True, False] and scores.correctness(row) == 0.5
+    ok = row_from(
+        "abs", EvalResult(status=Status.OK, correct=True, cases=[timed, checked.model_copy(update={"correct": True})])
+    )
+    assert ok.speedup_best == pytest.approx(3.0) and scores.perf_at([ok], 2.0) == 1.0

@@ -145,6 +145,7 @@ def row_from(name: str, result: EvalResult, seed: str = "", run: str = "", kerne
             {
                 "shape": c.shape,
                 "correct": c.correct,
+                "timed": c.timed,  # False: one of the problem's CHECK_CASES, judged for correctness alone
                 "speedup_eager": _ratio(c.t_eager_ms, c.t_candidate_ms),
                 "speedup_compile": _ratio(c.t_compile_ms, c.t_candidate_ms),
                 "speedup_best": scores.best_of(
@@ -185,7 +186,7 @@ def row_from(name: str, result: EvalResult, seed: str = "", run: str = "", kerne
         kernelbench_correct=result.kernelbench_correct,
         degraded=list(result.degraded),
         harness_peak_bytes=result.harness_peak_bytes,
-        speedup_best=_geomean([c["speedup_best"] for c in cases]) if result.correct else None,
+        speedup_best=_geomean([c["speedup_best"] for c in cases if c["timed"]]) if result.correct else None,
         unreliable=result.unreliable,
     )
 

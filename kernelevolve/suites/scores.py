@@ -5,7 +5,8 @@ and, where timed, torch.compile. An operator that failed before any case counts 
 - correctness: per operator, the share of its samples that passed;
 - geomean speedup: over operators, the geometric mean of each one's speedup, an operator without a correct kernel
   counted as 1.0 (ATen keeps serving it); over eager and over the faster of eager and torch.compile per case;
-- perf@p: the share of all samples that are correct and more than p times faster than the baseline;
+- perf@p: the share of all timed samples that are correct and more than p times faster than the baseline (a
+  problem's CHECK_CASES are samples of correctness only);
 - pass rate: the share of operators with a correct kernel.
 """
 
@@ -46,8 +47,8 @@ def geomean_speedup(rows: list[Row], key: str = "speedup_eager") -> float | None
 
 
 def perf_at(rows: list[Row], p: float, key: str = "speedup_eager") -> float:
-    """The share of all samples that are correct and more than p times faster than the baseline."""
-    samples = [c for r in rows for c in (r.cases or [{}])]
+    """The share of all timed samples that are correct and more than p times faster than the baseline."""
+    samples = [c for r in rows for c in (r.cases or [{}]) if c.get("timed", True)]
     if not samples:
         return 0.0
     return sum(1 for c in samples if c.get("correct") and (c.get(key) or 0.0) > p) / len(samples)

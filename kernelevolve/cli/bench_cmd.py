@@ -61,7 +61,7 @@ from kernelevolve.suites.bench import (
 from kernelevolve.suites.scores import scores
 
 # bench's options, one constant each, so that the command's signature reads as a list.
-SUITE = typer.Argument(..., help="a folder of <name>/problem.py, a glob, 'ranking', or 'kernelbench'")
+SUITE = typer.Argument(..., help="a folder of <name>/problem.py, a glob, 'ranking', 'aten', or 'kernelbench'")
 KB_PATH = typer.Option(None, "--path", help="kernelbench: the KernelBench checkout")
 LEVEL = typer.Option(1, help="kernelbench: the level")
 PROBLEMS = typer.Option(None, "--problems", help="kernelbench: ids, e.g. 1-20,25")

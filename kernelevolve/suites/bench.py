@@ -20,7 +20,7 @@ from kernelevolve.result import EvalResult, Status, geomean
 from kernelevolve.suites import scores
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-SUITES = {"ranking": REPO_ROOT / "suites" / "ranking"}
+SUITES = {"ranking": REPO_ROOT / "suites" / "ranking", "aten": REPO_ROOT / "suites" / "aten"}
 SEED_PREFERENCE = {
     "cpu": ("seed_cpp.py", "seed_triton.py", "seed.py"),
     "cuda": ("seed_triton.py", "seed_cuda.py", "seed.py", "seed_cpp.py"),

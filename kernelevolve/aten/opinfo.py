@@ -79,11 +79,19 @@ def packet(operator: str) -> str:
 
 def op_db() -> list[Any]:
     """torch's OpInfo database (needs the expecttest package); ImportError with the fix otherwise."""
+    import torch.backends
+
     os.environ.setdefault("PYTORCH_TEST_WITH_SLOW", "0")
+    frozen = torch.backends.flags_frozen()
     try:
         from torch.testing._internal.common_methods_invocations import op_db as db
     except ImportError as e:
         raise ImportError(f"OpInfo needs the expecttest package: pip install expecttest ({e})") from e
+    finally:
+        # torch's test utilities freeze the backends' flags when imported (disable_global_flags), for torch's own
+        # test suite; this process (a generator, a test run) goes on setting them, so they are unfrozen again.
+        if not frozen:
+            torch.backends.flags_frozen.__globals__["__allow_nonbracketed_mutation_flag"] = True  # torch's own switch
     return list(db)
 
 

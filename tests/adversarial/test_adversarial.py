@@ -86,12 +86,18 @@ def assert_caught(result, status: Status, why: str) -> None:
     """An exploit is never accepted: it gets `status` for `why`; where that is a rejection of the timing checks
     and the judge measured the host contended without the candidate's doing (docs/harness.md, "A busy host"), the
     same finding may come back inconclusive instead."""
-    contended = any(c.contention and c.contention.contended and not c.contention.by_candidate for c in result.cases)
-    if status is Status.REJECTED and result.status is Status.INCONCLUSIVE and contended:
+    if status is Status.REJECTED and host_was_busy(result):
         status = Status.INCONCLUSIVE
     assert result.status is status, (result.reason, result.speedup, result.log_tail)
     assert why in result.reason, result.reason
     assert not result.correct and result.fitness == 0
+
+
+def host_was_busy(result) -> bool:
+    """Whether the judge measured the host contended, without the candidate's doing, while it timed a case: an
+    honest kernel may then come back inconclusive (never rejected), docs/harness.md "A busy host"."""
+    busy = any(c.contention and c.contention.contended and not c.contention.by_candidate for c in result.cases)
+    return result.status is Status.INCONCLUSIVE and busy
 
 
 @pytest.mark.parametrize("candidate,problem,policy,status,why", EXPLOITS, ids=[e[0] for e in EXPLOITS])
@@ -107,6 +113,8 @@ def test_honest_kernel_is_accepted(cpu_evaluator, candidate, problem, policy):
     result = cpu_evaluator.evaluate(
         load_problem(problem), HERE / "honest" / candidate, require_kernel=policy, **FAST_TIMING
     )
+    if host_was_busy(result):
+        return
     assert result.status is Status.OK, (result.reason, result.log_tail)
     expected = {"uninitialised_memory", "structure", "aliasing", "order", "determinism", "threads", "integrity"}
     if policy:

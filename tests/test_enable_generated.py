@@ -4,6 +4,7 @@ on the calls it was proven on only, and never recurses (docs/aten.md "Kernels in
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 from pathlib import Path
 
@@ -105,3 +106,21 @@ def test_a_problem_whose_model_hides_a_keyword_is_refused(tmp_path):
     run = record_run(store, problem, FLOOR_DIV, [2.0, 1.5, 0.5])
     with pytest.raises(ExportError, match=r"its Model is not aten::div.Tensor_mode on get_inputs\(\)"):
         export_kernel_dir(store, run, tmp_path / "kernels")
+
+
+@pytest.mark.parametrize(
+    ("keywords", "message"),
+    [("rounding_mode", "keywords not names"), (["mode"], "does not match aten::div.Tensor_mode's arguments")],
+)
+def test_an_entry_whose_keywords_are_not_the_operator_s_registers_nothing(exported, tmp_path, keywords, message):
+    from kernelevolve.kernels.enable import EnableError, enabled
+    from kernelevolve.kernels.entry import render
+
+    _, entry = exported
+    bad = tmp_path / "kernels"
+    bad.mkdir()
+    cases = [{**c, "keywords": keywords} for c in entry.dispatch]
+    (bad / "aten__div.Tensor_mode.py").write_text(render(dataclasses.replace(entry, dispatch=cases)))
+    with pytest.raises(EnableError, match=message):
+        kernelevolve.enable(bad)
+    assert not enabled()

@@ -35,8 +35,16 @@ class EnableError(Exception):
 @dataclass
 class Proven:
     arguments: calls.Pattern
-    inputs: int  # the leading schema arguments the kernel's forward takes
+    inputs: int  # the leading schema arguments the kernel's forward takes positionally
     kernel: Callable[..., Any]
+    keywords: dict[str, int] | None = None  # then one dict of these arguments (name -> schema position), if any
+
+    def call(self, values: list[Any]) -> Any:
+        """The kernel on a bound call's values, passed as the problem's harness passed them (write.py
+        `convention`): positional values, then, for a generated problem, one dict of the keyword values."""
+        if self.keywords is None:
+            return self.kernel(*values[: self.inputs])
+        return self.kernel(*values[: self.inputs], {k: values[i] for k, i in self.keywords.items()})
 
 
 @dataclass
@@ -156,13 +164,23 @@ def _plan(entry: Entry) -> Plan:
         raise EnableError(f"{where}: torch has no {key} kernel for {name} to fall back to; remove the file")
     variants = [(v, _variant_kind(op, v, where)) for v in (_overload(n, where) for n in entry.variants)]
     loaded = _load_kernels(entry)
-    cases = [
-        Proven(c["arguments"], int(c.get("inputs", len(c["arguments"]))), loaded[c["kernel"]]) for c in entry.dispatch
-    ]
-    for case in cases:
-        if len(case.arguments) != len(op._schema.arguments) or not 0 <= case.inputs <= len(case.arguments):
-            raise EnableError(f"{where}: a DISPATCH case does not match {name}'s {len(op._schema.arguments)} arguments")
+    cases = [_proven(c, op, loaded[c["kernel"]], where) for c in entry.dispatch]
     return Plan(entry, op, cases, variants)
+
+
+def _proven(case: dict[str, Any], op: Any, kernel: Callable[..., Any], where: Path | None) -> Proven:
+    """A DISPATCH case checked against the operator's schema: its pattern covers every argument, and the kernel's
+    positional and keyword arguments are arguments of the schema."""
+    names = [a.name for a in op._schema.arguments]
+    inputs = int(case.get("inputs", len(case["arguments"])))
+    keywords = case.get("keywords")
+    unknown = [k for k in keywords or [] if k not in names[inputs:]]
+    if len(case["arguments"]) != len(names) or not 0 <= inputs <= len(names) or unknown:
+        raise EnableError(
+            f"{where}: a DISPATCH case does not match {op.name()}'s arguments ({', '.join(names)}); export it again"
+        )
+    positions = None if keywords is None else {k: names.index(k) for k in keywords}
+    return Proven(case["arguments"], inputs, kernel, positions)
 
 
 def _overload(operator: str, where: Path | None) -> Any:
@@ -269,7 +287,7 @@ def _impl(plan: Plan, op: Any, kind: str, original: Any) -> Callable[..., Any]:
             return fallback(keyset, args, kwargs)
         _inside.depth = getattr(_inside, "depth", 0) + 1
         try:
-            result = proven.kernel(*values[: proven.inputs])
+            result = proven.call(values)
             if not kind:
                 return result
             target = bound[0] if kind == "inplace" else next(v for v, a in zip(bound, schema.arguments) if a.is_out)

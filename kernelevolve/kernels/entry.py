@@ -30,7 +30,8 @@ class EntryError(Exception):
 @dataclass
 class Entry:
     """One operator's kernels. dispatch: per proven case, {"kernel": name in kernels, "arguments": Pattern of
-    every schema argument, "node", "step", "shape", "verdict", "speedup", ...}."""
+    every schema argument, "inputs" and "keywords" (how the kernel is called: write.py `convention`), "node",
+    "shape", "verdict", "speedup", ...}."""
 
     operator: str
     variants: list[str]
@@ -102,6 +103,13 @@ def _check(entry: Entry, path: Path) -> None:
             raise bad(f"a DISPATCH case names no kernel of KERNELS: {case!r:.120}")
         if not isinstance(case.get("arguments"), list) or not all(_argument(a) for a in case["arguments"]):
             raise bad(f"a DISPATCH case's arguments are not argument patterns: {case.get('arguments')!r:.120}")
+        keywords = case.get("keywords", [])
+        if (
+            not isinstance(case.get("inputs", 0), int)
+            or not isinstance(keywords, list)
+            or not all(isinstance(k, str) for k in keywords)
+        ):
+            raise bad(f"a DISPATCH case's inputs is not a count or its keywords not names: {case!r:.120}")
     if not isinstance(entry.init_inputs, list) or not isinstance(entry.evidence, dict):
         raise bad("INIT_INPUTS is not a list or EVIDENCE not a dict")
 

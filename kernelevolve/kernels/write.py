@@ -2,7 +2,8 @@
 of a kernel directory (docs/aten.md "Kernels in a model: enable()").
 
 The problem names its operator (`ATEN_OPERATOR`, and the in-place / out= forms in `ATEN_VARIANTS`); its
-`get_inputs()` are the operator's leading arguments in schema order, every later one keeping its default. Each
+`get_inputs()` are the call's positional arguments then one dict of its keyword arguments (the generated suite's
+convention), or the operator's leading arguments in schema order; every argument not given keeps its default. Each
 shape case goes to the fastest correct kernel measured on it that beat the baseline (search/export.py `winners`,
 as the module export does), recorded with the pattern of the call it was proven on and its evaluation.
 """
@@ -45,13 +46,13 @@ def export_kernel_dir(store: Store, run: Run, folder: Path) -> tuple[Path, Entry
     best = winners(sorted(evaluations.items()), len(cases))
     nodes = {n.id: n for n in store.nodes(run.id)}
     dispatch, kernels, evidence = [], {}, {}
-    for i, ((shape, pattern, inputs), won) in enumerate(zip(cases, best)):
+    for i, ((shape, pattern, called), won) in enumerate(zip(cases, best)):
         if won is None:
             continue
         node, result = nodes[won[1]], evaluations[won[1]]
         name = f"node_{node.step}"
         kernels.setdefault(name, _source(store, node))
-        dispatch.append(_case(name, node, shape, pattern, inputs, result.cases[i]))
+        dispatch.append(_case(name, node, shape, pattern, called, result.cases[i]))
         evidence = evidence or _evidence(run, result)
     path = Path(folder) / file_name(operator)
     if not dispatch:
@@ -68,9 +69,24 @@ def export_kernel_dir(store: Store, run: Run, folder: Path) -> tuple[Path, Entry
     return path, entry
 
 
-def case_patterns(module: Any, op: Any) -> list[tuple[dict[str, Any], calls.Pattern, int]]:
+def split_call(inputs: list[Any]) -> tuple[list[Any], dict[str, Any] | None]:
+    """A problem's inputs as the call's (positional, keyword) arguments. Inputs ending in a dict are the generated
+    suite's convention (`kernelevolve/aten/spec.py` build_call; ATen's tensor operators take no dict argument);
+    otherwise the keywords are None: the inputs are the operator's leading arguments."""
+    if inputs and isinstance(inputs[-1], dict):
+        return list(inputs[:-1]), dict(inputs[-1])
+    return list(inputs), None
+
+
+def convention(args: list[Any], kwargs: dict[str, Any] | None) -> dict[str, Any]:
+    """How the harness called the kernel, as DISPATCH records it: `inputs` positional values, then (where the
+    problem's inputs end in a dict) one dict of the keyword arguments named in `keywords`."""
+    return {"inputs": len(args)} if kwargs is None else {"inputs": len(args), "keywords": list(kwargs)}
+
+
+def case_patterns(module: Any, op: Any) -> list[tuple[dict[str, Any], calls.Pattern, dict[str, Any]]]:
     """Per shape case: its constants, the pattern of the operator call its inputs make (two draws: a size that
-    differs between them is a wildcard), and how many leading arguments the inputs are."""
+    differs between them is a wildcard), and the calling convention of its inputs (`convention`)."""
     from kernelevolve.problem.inputs import problem_dtype
     from kernelevolve.problem.problem import bind_case, case_defaults, shape_cases
 
@@ -82,9 +98,9 @@ def case_patterns(module: Any, op: Any) -> list[tuple[dict[str, Any], calls.Patt
         bind_case(module, spec, defaults)
         draws = []
         for seed in (1, 2):
-            inputs = [_cast(x, dtype) for x in draw(module, seed, "meta")]
-            draws.append(calls.pattern(calls.bind(op._schema, inputs, {})))
-        out.append((spec, calls.merge(*draws), len(inputs)))
+            args, kwargs = split_call([_cast(x, dtype) for x in draw(module, seed, "meta")])
+            draws.append(calls.pattern(calls.bind(op._schema, args, kwargs or {})))
+        out.append((spec, calls.merge(*draws), convention(args, kwargs)))
     bind_case(module, {}, defaults)
     return out
 
@@ -94,7 +110,7 @@ def _numel(pattern: calls.Pattern) -> int:
 
 
 def _check_is_operator(module: Any, op: Any, spec: dict[str, Any]) -> None:
-    """The problem's Model must be the operator on its inputs (later arguments at their defaults), or a kernel
+    """The problem's Model must be the operator on its inputs (arguments not given at their defaults), or a kernel
     proven on it would serve calls it never computed: checked on the smallest case, drawn on the CPU."""
     import torch
 
@@ -107,12 +123,13 @@ def _check_is_operator(module: Any, op: Any, spec: dict[str, Any]) -> None:
         inputs = [_cast(x, problem_dtype(module)) for x in draw(module, 1, "cpu")]
         with torch.no_grad():
             expected = module.Model(*module.get_init_inputs())(*inputs)
-            got = op(*inputs)
+            args, kwargs = split_call(inputs)
+            got = op(*args, **(kwargs or {}))
     finally:
         bind_case(module, {}, defaults)
     if not _same(got, expected):
         raise ExportError(
-            f"{module.__file__}: its Model is not {op.name()} on get_inputs() (later arguments at their defaults), "
+            f"{module.__file__}: its Model is not {op.name()} on get_inputs() (arguments not given at their defaults), "
             "so its kernels cannot stand in for that operator in a model"
         )
 
@@ -151,7 +168,7 @@ def _source(store: Store, node: Node) -> str:
 
 
 def _case(
-    name: str, node: Node, shape: dict[str, Any], pattern: calls.Pattern, inputs: int, c: CaseResult
+    name: str, node: Node, shape: dict[str, Any], pattern: calls.Pattern, called: dict[str, Any], c: CaseResult
 ) -> dict[str, Any]:
     """A DISPATCH entry: the call pattern, and the case's evaluation as the kernel passed it."""
     best = min(t for t in (c.t_eager_ms, c.t_compile_ms) if t) if c.t_eager_ms else None
@@ -161,7 +178,7 @@ def _case(
         "node_id": node.id,
         "shape": shape,
         "arguments": pattern,
-        "inputs": inputs,
+        **called,
         "verdict": f"correct ({c.correctness or 'measured'}, error ratio {c.error_ratio:.3g})"
         if c.error_ratio is not None
         else f"correct ({c.correctness or 'measured'})",

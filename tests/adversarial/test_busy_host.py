@@ -27,9 +27,10 @@ SPIN = "import time\nend = time.monotonic() + 120\nwhile time.monotonic() < end:
 
 @pytest.fixture
 def busy_cores():
-    """A busy process on every core, each in a session of its own (as other users' jobs are: Linux gives each
+    """Two busy processes per core, each in a session of its own (as other users' jobs are: Linux gives each
     session its share of the cores), ended after the test (or after two minutes by themselves)."""
-    procs = [subprocess.Popen([sys.executable, "-c", SPIN], start_new_session=True) for _ in range(os.cpu_count() or 1)]
+    spinners = 2 * (os.cpu_count() or 1)
+    procs = [subprocess.Popen([sys.executable, "-c", SPIN], start_new_session=True) for _ in range(spinners)]
     time.sleep(0.3)  # started and spinning
     try:
         yield procs
@@ -49,18 +50,24 @@ def test_an_honest_kernel_under_ci_s_own_load_is_not_called_contended(cpu_evalua
 
 
 def test_a_busy_process_on_every_core_makes_results_inconclusive_never_rejected(cpu_evaluator, busy_cores):
-    """An honest kernel is `ok` with its figure marked unreliable (or `inconclusive` where a timing check failed),
-    and a kernel whose timing check fails (it slows the reference in its process) is `inconclusive`: on such a
-    host the judge cannot tell, and says so. Neither gets a fitness it could rank by."""
+    """An honest kernel is never rejected: `ok`, with its figure marked unreliable where the judge measured the
+    host contended (or `inconclusive` where a timing check failed); a kernel whose timing check fails (it slows the
+    reference in its process) is never accepted: `inconclusive` where the judge measured the host contended, its
+    rejection where not. Neither gets a fitness it could rank by. The judge's 0.1 s look at the host does not see
+    the contention every time on this VM (docs/harness.md, "A busy host"), but it sees it in one of the two."""
     honest = cpu_evaluator.evaluate(load_problem(PARALLEL), HERE / "honest" / "relu_where.py", **FAST_TIMING)
-    assert honest.status in (Status.OK, Status.INCONCLUSIVE), honest.reason
-    assert honest.unreliable.startswith("a contended host"), [c.contention for c in honest.cases]
     slowed = cpu_evaluator.evaluate(
         load_problem(PARALLEL), HERE / "exploits" / "slows_reference_in_its_process.py", **FAST_TIMING
     )
-    assert slowed.status is Status.INCONCLUSIVE, slowed.reason
-    assert "timing cross-check" in slowed.reason and "but the host was contended" in slowed.reason
-    assert "evaluate it again on an idle machine" in slowed.reason
+    seen = [any(c.contention and c.contention.contended for c in r.cases) for r in (honest, slowed)]
+    assert any(seen), [c.contention for r in (honest, slowed) for c in r.cases]
+    assert honest.status in (Status.OK, Status.INCONCLUSIVE), honest.reason
+    if seen[0]:
+        assert honest.unreliable.startswith("a contended host"), [c.contention for c in honest.cases]
+    assert slowed.status is (Status.INCONCLUSIVE if seen[1] else Status.REJECTED), slowed.reason
+    assert "timing cross-check" in slowed.reason
+    if seen[1]:
+        assert "but the host was contended" in slowed.reason and "evaluate it again on an idle machine" in slowed.reason
     assert slowed.fitness == 0 and not slowed.correct
 
 

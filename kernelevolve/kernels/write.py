@@ -10,14 +10,16 @@ as the module export does), recorded with the pattern of the call it was proven 
 
 from __future__ import annotations
 
+import json
 import math
+import sys
 from pathlib import Path
 from typing import Any
 
 from kernelevolve.kernels import calls
 from kernelevolve.kernels.entry import Entry, file_name, render
 from kernelevolve.result import CaseResult, EvalResult
-from kernelevolve.search.export import ExportError, draw, winners
+from kernelevolve.search.export import ERROR_LINE, SIGNATURES_LINE, ExportError, answer_of_worker, draw, winners
 from kernelevolve.store.models import Node, Run
 from kernelevolve.store.store import Store
 
@@ -27,21 +29,9 @@ PLATFORM_DEVICE = {"cpu": "cpu", "cuda": "cuda", "rocm": "cuda"}  # ROCm builds 
 def export_kernel_dir(store: Store, run: Run, folder: Path) -> tuple[Path, Entry | None]:
     """Write the run's operator file into `folder` (replacing an earlier export of that operator). The entry is
     None, and nothing is written, where no kernel beat the baseline on any case: ATen serves the operator."""
-    from kernelevolve.problem.problem import exec_problem
-
-    module = exec_problem(run.problem_path)
-    operator = getattr(module, "ATEN_OPERATOR", None)
-    if not isinstance(operator, str):
-        raise ExportError(
-            f"{run.problem_path} names no ATEN_OPERATOR: --kernel-dir exports ATen operator problems (suites/aten); "
-            "use --out for a module"
-        )
-    try:
-        op = calls.overload(operator)
-        cases = case_patterns(module, op)
-    except calls.CallError as e:
-        raise ExportError(f"{run.problem_path}: {e}") from None
-    _check_is_operator(module, op, min(cases, key=lambda c: _numel(c[1]))[0])
+    facts = answer_of_worker("kernelevolve.kernels.write", run.problem_path)
+    operator = facts["operator"]
+    cases = [(shape, pattern, called) for shape, pattern, called in facts["cases"]]
     evaluations = store.evaluations(run.id, correct_only=True)
     best = winners(sorted(evaluations.items()), len(cases))
     nodes = {n.id: n for n in store.nodes(run.id)}
@@ -58,15 +48,49 @@ def export_kernel_dir(store: Store, run: Run, folder: Path) -> tuple[Path, Entry
     if not dispatch:
         return path, None
     device = PLATFORM_DEVICE.get(run.platform, run.platform)
-    entry = Entry(
-        operator, list(getattr(module, "ATEN_VARIANTS", [])), device, _init_inputs(module), evidence, dispatch, kernels
-    )
+    entry = Entry(operator, facts["variants"], device, facts["init_inputs"], evidence, dispatch, kernels)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(render(entry))
     except OSError as e:
         raise ExportError(f"cannot write {path}: {e.strerror}") from None
     return path, entry
+
+
+def problem_facts(problem_path: str) -> dict[str, Any]:
+    """What the export needs of an ATen operator problem, its code run in this process (the worker below): the
+    operator and its variants, get_init_inputs(), and per shape case its constants, call pattern and calling
+    convention; the problem's Model checked to be the operator. ExportError where it is not such a problem."""
+    from kernelevolve.problem.problem import exec_problem
+
+    module = exec_problem(problem_path)
+    operator = getattr(module, "ATEN_OPERATOR", None)
+    if not isinstance(operator, str):
+        raise ExportError(
+            f"{problem_path} names no ATEN_OPERATOR: --kernel-dir exports ATen operator problems (suites/aten); "
+            "use --out for a module"
+        )
+    try:
+        op = calls.overload(operator)
+        cases = case_patterns(module, op)
+    except calls.CallError as e:
+        raise ExportError(f"{problem_path}: {e}") from None
+    _check_is_operator(module, op, min(cases, key=lambda c: _numel(c[1]))[0])
+    variants = list(getattr(module, "ATEN_VARIANTS", []))
+    return {"operator": operator, "variants": variants, "init_inputs": _init_inputs(module), "cases": cases}
+
+
+def main() -> None:
+    """The worker of `export_kernel_dir` (search/export.py `answer_of_worker`): the answer on one line, after
+    whatever the problem printed; an ExportError's message on its own line."""
+    if len(sys.argv) != 2:
+        sys.exit("usage: python -m kernelevolve.kernels.write PROBLEM")
+    try:
+        facts = problem_facts(sys.argv[1])
+    except ExportError as e:
+        print(ERROR_LINE + str(e).replace("\n", " "), flush=True)
+        sys.exit(3)
+    print(SIGNATURES_LINE + json.dumps(facts), flush=True)
 
 
 def split_call(inputs: list[Any]) -> tuple[list[Any], dict[str, Any] | None]:
@@ -202,3 +226,7 @@ def _evidence(run: Run, result: EvalResult) -> dict[str, Any]:
         "correctness": ", ".join(rules) or "measured",
         "baseline": result.baseline,
     }
+
+
+if __name__ == "__main__":
+    main()

@@ -21,6 +21,7 @@ from kernelevolve.store.store import Store
 
 SIGNATURES_LINE = "KERNELEVOLVE-SIGNATURES "  # begins the line the worker below writes its answer on
 SIGNATURES_TIMEOUT_S = 300.0
+ERROR_LINE = "KERNELEVOLVE-EXPORT-ERROR "  # begins the line such a worker writes an ExportError's message on
 
 
 class ExportError(Exception):
@@ -63,18 +64,28 @@ def input_signatures_in_worker(problem_path: str, timeout_s: float = SIGNATURES_
     """`input_signatures`, computed in a sandboxed process of its own (`python -m kernelevolve.search.export
     PROBLEM`), as evaluations import the problem: its code never runs in the CLI's process. ProblemError with what
     it said where the problem fails there."""
+    found = answer_of_worker("kernelevolve.search.export", problem_path, timeout_s)
+    return [(case, _as_signature(sig)) for case, sig in found]
+
+
+def answer_of_worker(module: str, problem_path: str, timeout_s: float = SIGNATURES_TIMEOUT_S) -> Any:
+    """The JSON answer `python -m MODULE PROBLEM` writes on its SIGNATURES_LINE, run in a sandboxed process of its
+    own with the environment candidates get (the problem's code runs there, not here). ProblemError with what it
+    said where it fails; a line `ERROR_LINE message` from it is that message alone (an ExportError there)."""
     from kernelevolve.eval.launch import sandbox, spawn
     from kernelevolve.problem.problem import ProblemError
 
-    cmd = [sys.executable, "-m", "kernelevolve.search.export", str(problem_path)]
-    done = spawn.run(cmd, timeout_s=timeout_s, env=sandbox.child_env({}))
+    done = spawn.run([sys.executable, "-m", module, str(problem_path)], timeout_s=timeout_s, env=sandbox.child_env({}))
     if done is None:
         raise ProblemError(f"{problem_path}: drawing its inputs ran past {timeout_s:g} s")
+    errors = [line for line in done.stdout.splitlines() if line.startswith(ERROR_LINE)]
+    if errors:
+        raise ExportError(errors[-1][len(ERROR_LINE) :])
     answers = [line for line in done.stdout.splitlines() if line.startswith(SIGNATURES_LINE)]
     if done.returncode != 0 or not answers:
         said = (done.stderr.strip() or done.stdout.strip())[-3000:]
         raise ProblemError(f"{problem_path}: drawing its inputs failed (exit status {done.returncode}):\n{said}")
-    return [(case, _as_signature(sig)) for case, sig in json.loads(answers[-1][len(SIGNATURES_LINE) :])]
+    return json.loads(answers[-1][len(SIGNATURES_LINE) :])
 
 
 def _as_signature(entries: list[Any]) -> tuple:

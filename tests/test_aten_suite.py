@@ -69,10 +69,14 @@ def test_check_cases_are_judged_but_never_timed(cpu_evaluator, handful, tmp_path
     problem = load_problem(handful / "gelu.default" / "problem.py")
     candidate = _candidate(tmp_path, "aten::gelu.default")
     result = cpu_evaluator.evaluate(problem, candidate, trials=1, timed=True, max_iters=5, budget_s=0.05)
-    assert result.status is Status.OK, result.reason
     n_timed = len(shape_cases(exec_problem(problem.path)))
+    assert all(not c.timed and c.t_candidate_ms is None for c in result.cases[n_timed:])
+    busy = any(c.contention and c.contention.contended for c in result.cases)
+    if result.status is Status.INCONCLUSIVE and busy:  # the judge measured the host busy: no verdict to check
+        return
+    assert result.status is Status.OK, result.reason
     assert all(c.t_candidate_ms for c in result.cases[:n_timed])
-    assert all(not c.timed and c.t_candidate_ms is None and c.correct for c in result.cases[n_timed:])
+    assert all(c.correct for c in result.cases[n_timed:]) and len(result.cases) > n_timed
     assert result.speedup is not None  # over the timed cases alone
 
 

@@ -46,12 +46,12 @@ def test_an_honest_kernel_under_ci_s_own_load_is_not_called_contended(cpu_evalua
     result = cpu_evaluator.evaluate(load_problem(PARALLEL), HERE / "honest" / "relu_passive_pool.py", **FAST_TIMING)
     assert result.status is Status.OK, result.reason
     assert all(c.contention is not None for c in result.cases)
-    assert not result.unreliable, [c.contention for c in result.cases]
+    assert not any(c.contention.contended for c in result.cases), [c.contention for c in result.cases]
 
 
 def test_a_busy_process_on_every_core_makes_results_inconclusive_never_rejected(cpu_evaluator, busy_cores):
-    """An honest kernel is never rejected: `ok`, with its figure marked unreliable where the judge measured the
-    host contended (or `inconclusive` where a timing check failed); a kernel whose timing check fails (it slows the
+    """An honest kernel is never rejected where the judge measured the host contended: `ok`, its figure marked
+    unreliable (or `inconclusive` where a timing check failed); a kernel whose timing check fails (it slows the
     reference in its process) is never accepted: `inconclusive` where the judge measured the host contended, its
     rejection where not. Neither gets a fitness it could rank by. The judge's 0.1 s look at the host does not see
     the contention every time on this VM (docs/harness.md, "A busy host"), but it sees it in one of the two."""
@@ -61,8 +61,8 @@ def test_a_busy_process_on_every_core_makes_results_inconclusive_never_rejected(
     )
     seen = [any(c.contention and c.contention.contended for c in r.cases) for r in (honest, slowed)]
     assert any(seen), [c.contention for r in (honest, slowed) for c in r.cases]
-    assert honest.status in (Status.OK, Status.INCONCLUSIVE), honest.reason
-    if seen[0]:
+    if seen[0]:  # where the judge's look missed the contention, an honest kernel's timing check can still fail
+        assert honest.status in (Status.OK, Status.INCONCLUSIVE), honest.reason
         assert honest.unreliable.startswith("a contended host"), [c.contention for c in honest.cases]
     assert slowed.status is (Status.INCONCLUSIVE if seen[1] else Status.REJECTED), slowed.reason
     assert "timing cross-check" in slowed.reason

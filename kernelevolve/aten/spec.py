@@ -14,6 +14,8 @@ from typing import Any
 
 import torch
 
+from kernelevolve.problem.inputs import laid_out
+
 EXACT_LIMIT = 1024  # integer and boolean tensors with at most this many elements keep their values
 
 
@@ -104,11 +106,7 @@ def build_tensor(spec: dict[str, Any]) -> torch.Tensor:
         return base.as_strided(shape, stride, offset)
     if overlapping:  # kept values in a layout that repeats elements: contiguous instead
         return dense.reshape(shape)
-    base = torch.zeros(offset + extent, dtype=dtype, device=dense.device)
-    out = base.as_strided(shape, stride, offset)
-    if numel:
-        out.copy_(dense.reshape(shape))
-    return out
+    return laid_out(dense.reshape(shape), stride, offset)
 
 
 def build(spec: Any) -> Any:

@@ -112,20 +112,16 @@ def case_patterns(module: Any, op: Any) -> list[tuple[dict[str, Any], calls.Patt
     """Per shape case: its constants, the pattern of the operator call its inputs make (two draws: a size that
     differs between them is a wildcard), and the calling convention of its inputs (`convention`)."""
     from kernelevolve.problem.inputs import problem_dtype
-    from kernelevolve.problem.problem import bind_case, case_defaults, shape_cases
+    from kernelevolve.problem.problem import each_shape_case
 
-    specs = shape_cases(module)
-    defaults = case_defaults(module, specs)
     dtype = problem_dtype(module)
     out = []
-    for spec in specs:
-        bind_case(module, spec, defaults)
+    for spec in each_shape_case(module):
         draws = []
         for seed in (1, 2):
             args, kwargs = split_call([_cast(x, dtype) for x in draw(module, seed, "meta")])
             draws.append(calls.pattern(calls.bind(op._schema, args, kwargs or {})))
         out.append((spec, calls.merge(*draws), convention(args, kwargs)))
-    bind_case(module, {}, defaults)
     return out
 
 

@@ -153,9 +153,15 @@ def in_layout(x: torch.Tensor, like: torch.Tensor) -> torch.Tensor:
         return x
     if any(s <= 0 and n > 1 for n, s in zip(like.shape, like.stride())) or like.numel() == 0:
         return x
-    extent = 1 + sum((n - 1) * s for n, s in zip(like.shape, like.stride()))
-    base = torch.zeros(like.storage_offset() + extent, dtype=x.dtype, device=x.device)
-    return base.as_strided(like.shape, like.stride(), like.storage_offset()).copy_(x)
+    return laid_out(x, list(like.stride()), like.storage_offset())
+
+
+def laid_out(x: torch.Tensor, stride: list[int], offset: int) -> torch.Tensor:
+    """x's values in a storage of their own laid out with `stride` from `offset` (zeros in the gaps): the one
+    builder of a non-contiguous input, here and for a traced call's arguments (aten/spec.py)."""
+    extent = 1 + sum((n - 1) * s for n, s in zip(x.shape, stride)) if x.numel() else 0
+    base = torch.zeros(offset + extent, dtype=x.dtype, device=x.device)
+    return base.as_strided(x.shape, stride, offset).copy_(x)
 
 
 def build_init_inputs(module: types.ModuleType) -> list[Any]:

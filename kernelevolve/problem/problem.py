@@ -11,6 +11,7 @@ import ast
 import hashlib
 import threading
 import types
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -229,6 +230,19 @@ def bind_case(module: types.ModuleType, case: dict[str, Any], defaults: dict[str
     for key, value in case.items():
         setattr(module, key, value)
     return {k: getattr(module, k) for k in case} if case else {}
+
+
+def each_shape_case(module: types.ModuleType) -> Iterator[dict[str, Any]]:
+    """Each shape case with its constants bound in the module, the module's own constants restored after the last
+    (or when the caller stops early)."""
+    cases = shape_cases(module)
+    defaults = case_defaults(module, cases)
+    try:
+        for case in cases:
+            bind_case(module, case, defaults)
+            yield case
+    finally:
+        bind_case(module, {}, defaults)
 
 
 def case_defaults(module: types.ModuleType, cases: list[dict[str, Any]]) -> dict[str, Any]:

@@ -42,21 +42,17 @@ def input_signatures(problem_path: str) -> list[tuple[dict[str, Any], tuple]]:
     compared, and a dimension that differs between them (a jagged tensor's total length) becomes None, a
     wildcard. Drawn on the meta device where get_inputs allows it, else on the CPU (data-dependent sizes)."""
     from kernelevolve.problem.inputs import problem_dtype
-    from kernelevolve.problem.problem import bind_case, case_defaults, exec_problem, shape_cases
+    from kernelevolve.problem.problem import each_shape_case, exec_problem
 
     module = exec_problem(problem_path)
-    cases = shape_cases(module)
-    defaults = case_defaults(module, cases)
     dtype = problem_dtype(module)
     out = []
-    for case in cases:
-        bind_case(module, case, defaults)
+    for case in each_shape_case(module):
         try:
             draws = [signature(draw(module, seed, "meta"), dtype) for seed in (1, 2)]
         except Exception:  # noqa: BLE001 - e.g. .item() on a meta tensor: sizes that depend on the data
             draws = [signature(draw(module, seed, "cpu"), dtype) for seed in (1, 2)]
         out.append((case, merge_signatures(*draws)))
-    bind_case(module, {}, defaults)
     return out
 
 

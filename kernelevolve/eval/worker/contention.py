@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable
 
 from kernelevolve.eval.worker.checking import CandidateFailure
-from kernelevolve.eval.worker.hostload import PROC
+from kernelevolve.eval.worker.hostload import PROC, sched_ns
 from kernelevolve.result import HostContention, Status
 
 # The threshold (docs/harness.md, "A busy host", has the measurements): of the CPU the judge's timing wanted (one
@@ -38,20 +38,8 @@ PROBE_MIN_LOOKS = 2
 
 
 def _sched_ns(pid: str) -> tuple[int, int]:
-    """(ns on a CPU, ns waiting for one) of every thread of a process so far (schedstat); (0, 0) for one gone."""
-    run = wait = 0
-    try:
-        tasks = os.listdir(f"{PROC}/{pid}/task")
-    except OSError:
-        return 0, 0
-    for t in tasks:
-        try:
-            with open(f"{PROC}/{pid}/task/{t}/schedstat") as f:
-                fields = f.read().split()
-            run, wait = run + int(fields[0]), wait + int(fields[1])
-        except (OSError, ValueError, IndexError):
-            continue
-    return run, wait
+    """(ns on a CPU, ns waiting for one) of a process's threads so far; (0, 0) for one gone."""
+    return sched_ns(pid) or (0, 0)
 
 
 def _cpu_ns(pid: str) -> int:

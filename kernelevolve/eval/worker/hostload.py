@@ -16,24 +16,31 @@ PROC = "/proc"
 WAIT_REVIEW = 0.1  # waited for a CPU over this share of the timing's wall time (summed over threads): listed
 
 
+def sched_ns(pid: int | str) -> tuple[int, int] | None:
+    """(ns on a CPU, ns waiting for one) of every thread of a process so far (schedstat); None where the process
+    is gone or the kernel does not report it. The one reader of schedstat (contention.py uses it too)."""
+    try:
+        tasks = os.listdir(f"{PROC}/{pid}/task")
+    except OSError:
+        return None
+    run = wait = 0
+    for t in tasks:
+        try:
+            with open(f"{PROC}/{pid}/task/{t}/schedstat") as f:
+                fields = f.read().split()
+            run, wait = run + int(fields[0]), wait + int(fields[1])
+        except (OSError, ValueError, IndexError):
+            continue  # a thread that ended meanwhile
+    return run, wait
+
+
 def _waited_ns(pids: list[int] | None = None) -> int | None:
     """Run-queue wait so far of every thread of this process and of `pids` (the candidate's own process, where
     the cpu target times); None where the kernel does not report it."""
-    total = 0
-    for pid in ["self", *(pids or [])]:
-        try:
-            tasks = os.listdir(f"{PROC}/{pid}/task")
-        except OSError:
-            if pid == "self":
-                return None
-            continue
-        for t in tasks:
-            try:
-                with open(f"{PROC}/{pid}/task/{t}/schedstat") as f:
-                    total += int(f.read().split()[1])
-            except (OSError, ValueError, IndexError):
-                continue  # a thread that ended meanwhile
-    return total
+    own = sched_ns("self")
+    if own is None:
+        return None
+    return own[1] + sum((sched_ns(pid) or (0, 0))[1] for pid in pids or [])
 
 
 class RunQueueWait:

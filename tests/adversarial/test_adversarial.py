@@ -174,11 +174,10 @@ def test_a_call_of_microseconds_gains_nothing_from_fixed_slacks(cpu_evaluator):
         HERE / "exploits" / "reports_at_the_floor.py",
         **FAST_TIMING,
     )
-    assert result.status in (Status.REJECTED, Status.OK), (result.reason, result.log_tail)
     if result.status is Status.OK:
         assert result.speedup is not None and result.speedup < 2.0, (result.speedup, result.review)
-    else:
-        assert "timing cross-check: the candidate's process reported" in result.reason, result.reason
+    else:  # either of its two forgeries caught: its own reports, or the reference it slowed
+        assert_caught(result, Status.REJECTED, "timing cross-check: ")
 
 
 def test_a_reply_the_candidate_forges_runs_nothing_in_the_judge(cpu_evaluator):

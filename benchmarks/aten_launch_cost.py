@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import subprocess
 import sys
 from pathlib import Path
 
@@ -26,6 +27,9 @@ from kernelevolve.problem.problem import bind_case, case_defaults, exec_problem,
 
 REPEAT = 20
 ROUNDS = 15
+# A failed capture leaves the CUDA generator's graph state behind ("Offset increment outside graph capture" on
+# every later operator): the process that saw one measures nothing more, and the next operator starts afresh.
+CAPTURE_FAILED = False
 
 
 def per_call_ms(fn, repeat: int = REPEAT, rounds: int = ROUNDS) -> float:
@@ -40,6 +44,8 @@ def per_call_ms(fn, repeat: int = REPEAT, rounds: int = ROUNDS) -> float:
                 fn()
         run = graph.replay
     except Exception:  # noqa: BLE001 - not capturable: time the calls themselves
+        global CAPTURE_FAILED
+        CAPTURE_FAILED = True
 
         def run() -> None:
             for _ in range(repeat):
@@ -79,22 +85,59 @@ def operator_cost(problem: Path, empty_ms: float) -> tuple[str, list[float]]:
     return module.ATEN_OPERATOR, ratios
 
 
+def measure_from(problems: list[Path], start: int) -> int:
+    """Child: measure problems[start:] and print one JSON line each; stop after an operator whose capture failed
+    (exit 3), so that the parent goes on in a fresh process."""
+    empty = empty_launch_ms()
+    print(json.dumps({"empty_launch_ms": empty}), flush=True)
+    for index in range(start, len(problems)):
+        try:
+            op, ratios = operator_cost(problems[index], empty)
+            line = {"index": index, "op": op, "ratios": ratios}
+        except Exception as e:  # noqa: BLE001 - one operator's failure is recorded, not fatal
+            line = {"index": index, "failed": f"{type(e).__name__}: {e}"[:300]}
+        print(json.dumps(line), flush=True)
+        if CAPTURE_FAILED:
+            return 3
+    return 0
+
+
+def measure_all(problems: list[Path]) -> tuple[float, dict, dict]:
+    """Parent: run children until every problem has a line; a child that dies without one fails that problem."""
+    operators, failed, empties, start = {}, {}, [], 0
+    while start < len(problems):
+        command = [sys.executable, __file__, "--child-from", str(start), *sys.argv[1:]]
+        child = subprocess.run(command, capture_output=True, text=True, check=False)
+        done = start
+        for raw in child.stdout.splitlines():
+            line = json.loads(raw)
+            if "empty_launch_ms" in line:
+                empties.append(line["empty_launch_ms"])
+            elif "op" in line:
+                operators[line["op"]] = {"ratios": line["ratios"]}
+            else:
+                failed[problems[line["index"]].parent.name] = line["failed"]
+            done = line.get("index", start - 1) + 1
+        if done == start:
+            failed[problems[start].parent.name] = f"the measuring process died: {child.stderr[-300:]}"
+            done = start + 1
+        start = done
+    return statistics.median(empties) if empties else float("nan"), operators, failed
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--suite", type=Path, default=ROOT / "suites" / "aten")
     parser.add_argument("--out", type=Path, default=ROOT / "suites" / "aten" / "launch_cost.json")
+    parser.add_argument("--child-from", type=int, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if not torch.cuda.is_available():
         print("aten_launch_cost.py: no CUDA device; the launch-cost filter is measured on a GPU", file=sys.stderr)
         return 2
-    empty = empty_launch_ms()
-    operators, failed = {}, {}
-    for problem in sorted(args.suite.glob("*/problem.py")):
-        try:
-            op, ratios = operator_cost(problem, empty)
-            operators[op] = {"ratios": ratios}
-        except Exception as e:  # noqa: BLE001 - one operator's failure is recorded, not fatal
-            failed[problem.parent.name] = f"{type(e).__name__}: {e}"[:300]
+    problems = sorted(args.suite.glob("*/problem.py"))
+    if args.child_from is not None:
+        return measure_from(problems, args.child_from)
+    empty, operators, failed = measure_all(problems)
     report = {
         "device": torch.cuda.get_device_name(),
         "torch": torch.__version__,

@@ -523,17 +523,27 @@ JUDGE_SPLIT_DROPPED = (
 )
 
 
-def _device_start(job: EvalJob, host: InProcess | Remote, device: torch.device) -> float | None:
+def _device_start(job: EvalJob, host: InProcess | Remote, device: torch.device) -> dict[str, float]:
     """Both processes' CUDA contexts, made now that the job has come (a spare worker holds no device memory): the
-    candidate's process makes its own meanwhile. The seconds the judge waited for its own; None off GPUs and for
-    a build-only job, which needs none."""
+    candidate's process makes its own meanwhile. The seconds the judge waited for its own (`device_start`) and
+    each part of it; none off GPUs and for a build-only job, which needs none."""
     if device.type != "cuda" or job.build_only:
-        return None
+        return {}
     t0 = time.perf_counter()
     if isinstance(host, Remote):
         host.warm_up()
-    launches.warm_up(device, profiler=host.in_process)
-    return time.perf_counter() - t0
+    parts = launches.warm_up(device, profiler=host.in_process)
+    return {"device_start": time.perf_counter() - t0, **{f"device_start.{k}": v for k, v in parts.items()}}
+
+
+def _warm_up_stages(started: dict[str, float], host: InProcess | Remote) -> dict[str, float]:
+    """The judge's wait for its CUDA context and, with the candidate in its own process, that process's warm-up
+    (its context, Triton, the profiler's first start), which runs beside the judge's load stage (docs/cli.md)."""
+    if not started:
+        return {}
+    theirs = host.warm_up_s if isinstance(host, Remote) else {}
+    stages = {**started, **{f"device_start.candidate.{k}": v for k, v in theirs.items()}}
+    return {k: round(v, 4) for k, v in stages.items()}
 
 
 def _peaks(device: torch.device) -> Any:
@@ -587,8 +597,7 @@ def run_job(
     started = _device_start(job, host, device)
     try:
         result = _judge(job, report, builds, end_of_trusted, host, device)
-        if started is not None:
-            result.stages = {"device_start": round(started, 4), **result.stages}
+        result.stages = {**_warm_up_stages(started, host), **result.stages}
         return result
     finally:
         host.close(reap=False)

@@ -244,6 +244,7 @@ class Remote:
         self.block_overhead: Any = None  # proof.Overhead, measured before the candidate loads (GPU)
         self._timed: set[str] = set()  # GPU: the functions the last timing pass was asked to time
         self._unanswered = 0  # requests sent without waiting for their replies (`warm_up`)
+        self.warm_up_s: dict[str, float] = {}  # GPU: the seconds of each part of the process's warm-up
         # cpu: the cost of a request itself, measured before the candidate loads (`calibrate`); 0 (no correction)
         # until then
         self.empty_ms = 0.0
@@ -261,7 +262,7 @@ class Remote:
         try:
             while self._unanswered:
                 self._unanswered -= 1
-                self._reply()
+                self._warmed(self._reply())
             self.conn.send((kind, *args))
             while True:
                 reply = self._reply()
@@ -275,6 +276,12 @@ class Remote:
         if reply[0] == LOAD_ERROR:
             raise CandidateLoadError(reply[1])
         return self._failure(reply)
+
+    def _warmed(self, reply: tuple) -> None:
+        """The warm-up's reply: its parts' seconds, measured before any candidate code ran there (stages only)."""
+        parts = reply[1] if len(reply) > 1 and reply[0] == "ok" else None
+        if isinstance(parts, dict):
+            self.warm_up_s = {str(k): float(v) for k, v in parts.items() if isinstance(v, (int, float))}
 
     @staticmethod
     def _failure(reply: tuple) -> Any:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import re
 import sys
+import time
 from types import CodeType, FrameType
 from typing import Any
 
@@ -138,20 +139,27 @@ def ran_candidate_kernel(kernels: list[str], names: set[str]) -> bool:
     return any(is_candidate_kernel(k, names) for k in kernels)
 
 
-def warm_up(device: torch.device, profiler: bool) -> None:
+def warm_up(device: torch.device, profiler: bool) -> dict[str, float]:
     """A GPU process's fixed start costs: its CUDA context, Triton's driver and, where this process profiles, the
     profiler's first start (CUPTI), which the kernel-launch check after timing would otherwise pay. Paid when the
-    job has arrived, never by a spare worker: a spare holds no device memory (docs/harness.md, "Memory")."""
+    job has arrived, never by a spare worker: a spare holds no device memory (docs/harness.md, "Memory"). Returns
+    the seconds each part took (`context`, `triton`, `profiler`), which the judge records as stages."""
     if device.type != "cuda":
-        return
+        return {}
+    parts, t0 = {}, time.perf_counter()
     torch.cuda.set_device(device)
+    probe = torch.empty(1, device=device)
+    probe.zero_()
+    torch.cuda.synchronize(device)
+    parts["context"], t0 = time.perf_counter() - t0, time.perf_counter()
     try:
         import triton
 
         triton.runtime.driver.active.get_current_device()
     except Exception:  # noqa: BLE001 - no Triton, or a Triton without a GPU driver: nothing to warm
         pass
-    probe = torch.empty(1, device=device)
-    probe.zero_()
+    parts["triton"], t0 = time.perf_counter() - t0, time.perf_counter()
     if profiler:
         device_events(probe.zero_, device)
+        parts["profiler"] = time.perf_counter() - t0
+    return parts

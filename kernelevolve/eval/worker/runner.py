@@ -193,13 +193,15 @@ class CandidateProcess:
         self._plain(out, "after a call")
         return self._share(out)
 
-    def do_warm_up(self) -> None:
+    def do_warm_up(self) -> dict[str, float]:
         """The CUDA context, Triton's driver and the profiler's first start, asked for as the job arrives (the judge
-        does not wait: it prepares the inputs meanwhile); a failure here shows in the first real request."""
+        does not wait: it prepares the inputs meanwhile); a failure here shows in the first real request. The
+        seconds of each part: no candidate code has run in this process yet."""
         try:
-            launches.warm_up(self.device, profiler=True)
+            return launches.warm_up(self.device, profiler=True)
         except Exception:  # noqa: BLE001
             traceback.print_exc()
+            return {}
 
     def do_ping(self) -> None:
         """An empty request: the judge's clock around it is the cost of a request itself (on a GPU, with the

@@ -180,7 +180,7 @@ def _init_inputs(module: Any) -> list[Any]:
 
 def _source(store: Store, node: Node) -> str:
     try:
-        return store.path(node.kernel_path).read_text()
+        return store.read(node.kernel_path)
     except OSError as e:
         raise ExportError(
             f"cannot read node {node.step}'s kernel {store.path(node.kernel_path)}: {e.strerror}"

@@ -26,7 +26,7 @@ from sqlalchemy.orm import Session, selectinload, sessionmaker
 from kernelevolve.result import MACHINE_STATUSES, EvalResult
 from kernelevolve.store import artifacts
 from kernelevolve.store.locking import lock_run, release_claim
-from kernelevolve.store.models import Base, Edge, Evaluation, LLMCall, Node, NodeAnalysis, Run, RunAgent
+from kernelevolve.store.models import Artifact, Base, Edge, Evaluation, LLMCall, Node, NodeAnalysis, Run, RunAgent
 
 DB_NAME = "kernelevolve.db"
 
@@ -268,6 +268,7 @@ class Store:
             s.execute(delete(Edge).where(Edge.child_id.in_(ids)))
             s.execute(delete(Node).where(Node.run_id == run_id))
             s.execute(delete(RunAgent).where(RunAgent.run_id == run_id))
+            s.execute(delete(Artifact).where(Artifact.path.startswith(f"{run_id}/", autoescape=True)))
             s.execute(delete(Run).where(Run.id == run_id))
         removed = None
         if folder.is_dir():

@@ -15,7 +15,7 @@ import pytest
 from kernelevolve.platforms import PLATFORMS, PLUGINS_ENV, for_device, get_platform, hosted, register
 from tests.conftest import EXAMPLES, ROOT
 
-CANDIDATE = '''
+CANDIDATE = """
 import torch
 import torch.nn as nn
 
@@ -24,7 +24,7 @@ class ModelNew(nn.Module):
     def forward(self, x):
         e = torch.exp(x - x.amax(dim=-1, keepdim=True))
         return e / e.sum(dim=-1, keepdim=True)
-'''
+"""
 
 
 def test_a_fake_accelerator_runs_one_real_eval_through_the_harness(tmp_path):

@@ -21,7 +21,7 @@ from typing import Any
 
 from kernelevolve.agents import lessons
 from kernelevolve.agents.context import MemoryAgent, knowledge_base
-from kernelevolve.eval.wire import BASELINES, CORRECTNESS, EvalOptions, Profile, gpu_judge_split
+from kernelevolve.eval.wire import BASELINES, CORRECTNESS, EvalOptions, Profile
 from kernelevolve.operators.tune import TuneOperator
 from kernelevolve.platforms import PLATFORMS, device_present, get_platform
 from kernelevolve.problem.problem import Problem, ProblemError, load_problem, source_hash
@@ -69,9 +69,9 @@ class RunSpec:
                 f"target {self.target!r} needs a GPU, and this machine has none (no {self.target} driver loaded); "
                 "use --target cpu, or run on a machine with the GPU"
             )
-        if self.target != "cpu":
+        if PLATFORMS[self.target].separate_device():
             try:
-                gpu_judge_split()
+                PLATFORMS[self.target].candidate_in_judge()
             except ValueError as e:
                 raise SessionError(str(e)) from None
         if self.strategy not in STRATEGIES:

@@ -30,6 +30,7 @@ from kernelevolve.eval.worker.runner import LOAD_ERROR, checked_call
 from kernelevolve.eval.worker.series import Series
 from kernelevolve.eval.worker.threads import ThreadWatch
 from kernelevolve.eval.worker.timing import TimingStats
+from kernelevolve.platforms import for_device
 from kernelevolve.problem.candidate import CandidateLoadError, load_candidate
 from kernelevolve.problem.inputs import build_model
 from kernelevolve.result import Status
@@ -231,10 +232,10 @@ class Remote:
         self.pid, self.conn, self.path, self.problem_path = pid, conn, candidate_path, problem_path
         self.report_build = report_build
         self.device = device or torch.device("cpu")
-        self.measures = self.device.type == "cuda"
+        self.measures = for_device(self.device).separate_device()
         # GPU: what the candidate may see is copied into this pool; an IPC handle opens a whole segment, and the
         # pool's segments hold nothing of the judge's own (references, held-back inputs).
-        self.pool = torch.cuda.MemPool() if self.measures else None
+        self.pool = for_device(self.device).memory_pool()
         self.folder = shared.folder()
         self.keys: dict[
             int, int
@@ -489,7 +490,7 @@ class Remote:
         t0 = time.perf_counter()
         said = self.request(kind)
         found = read()
-        torch.cuda.synchronize(self.device)
+        for_device(self.device).synchronize(self.device)
         wall = (time.perf_counter() - t0) * 1e3
         return wall, found, (float(said) if isinstance(said, float) and math.isfinite(said) else None)
 

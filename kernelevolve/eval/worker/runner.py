@@ -31,6 +31,7 @@ from kernelevolve.eval.worker.prepare import describe, sync
 from kernelevolve.eval.worker.series import Recorder, Series, copy_of, measure
 from kernelevolve.eval.worker.threads import ThreadWatch
 from kernelevolve.eval.worker.timing import Timer, TimerConfig, capture
+from kernelevolve.platforms import for_device
 from kernelevolve.problem.candidate import CandidateLoadError, load_candidate
 from kernelevolve.problem.inputs import build_model
 from kernelevolve.problem.problem import bind_case, case_defaults, exec_problem, shape_cases
@@ -105,8 +106,9 @@ class CandidateProcess:
         if compiled:
             torch.compile(torch.nn.Identity(), backend="eager")(torch.ones(1))
         extension_cache.install(report=self._report_build, channel=self.builds)
-        if self.device.type == "cuda":
-            torch.cuda.device_count()  # torch caches it in a module global on first use: before the fingerprints
+        for_device(
+            self.device
+        ).device_count()  # torch caches it in a module global on first use: before the fingerprints
         self.watch = ThreadWatch()
         self.before = (integrity.fingerprint(integrity.harness_modules()), precision.pin())
         self.cand = load_candidate(path)
@@ -139,7 +141,7 @@ class CandidateProcess:
         for key, spec in pairs:
             self.sets[key] = shared.open_spec(spec)
             for t in trees.tensors(self.sets[key]):
-                if t.device.type == "cpu" and t.numel():
+                if t.is_cpu and t.numel():
                     pages = torch.empty(0, dtype=torch.uint8).set_(t.untyped_storage())
                     int(pages[:: resource.getpagesize()].sum())
 
@@ -295,9 +297,9 @@ class CandidateProcess:
     def do_block_run(self) -> float | None:
         """The block once (the judge's clock around this request, and the judge's read of the outputs); on a GPU,
         ms between events recorded around it here, which the judge logs beside its own clock and never trusts."""
-        events = self.block.get("events")
-        if events is None and self.device.type == "cuda":
-            events = self.block["events"] = [torch.cuda.Event(enable_timing=True) for _ in range(2)]
+        events, event = self.block.get("events"), for_device(self.device).event_factory()
+        if events is None and event is not None:
+            events = self.block["events"] = [event(enable_timing=True) for _ in range(2)]
         if events:
             events[0].record()
         with torch.no_grad():
@@ -325,7 +327,8 @@ class CandidateProcess:
     def do_tick(self) -> None:
         """One tiny kernel and a synchronize, between events as a block's run is: the judge times its block's
         bracket around this (before the candidate loads) to know what the bracket costs without the block."""
-        events = [torch.cuda.Event(enable_timing=True) for _ in range(2)] if self.device.type == "cuda" else []
+        event = for_device(self.device).event_factory()
+        events = [event(enable_timing=True) for _ in range(2)] if event is not None else []
         if events:
             events[0].record()
         torch.ones(1, device=self.device).add_(1)
@@ -382,7 +385,7 @@ class CandidateProcess:
 
     def _share(self, out: Any) -> Any:
         leaves = trees.tensors(out)
-        if self.device.type == "cpu" and any(t.device.type != "cpu" for t in leaves):
+        if not for_device(self.device).separate_device() and any(not t.is_cpu for t in leaves):
             raise CandidateFailure(Status.REJECTED, "structure check: an output is not on the host (cpu target)")
         return shared.send(out, self.folder)
 

@@ -83,8 +83,8 @@ def measure(
 
     def rest() -> tuple[dict, dict]:
         with torch.no_grad():
-            if timer.is_cuda:
-                torch.cuda.synchronize(timer.device)
+            if timer.on_device:
+                timer.platform.synchronize(timer.device)
             host = timer.time_host(fns, sets)
             graphs = timer.time_graphs(fns, sets[0])
         return host, graphs

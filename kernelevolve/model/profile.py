@@ -172,12 +172,12 @@ def _groups(calls: list[tuple[str, dict | None]], times: list[float]) -> tuple[l
     return sorted(groups.values(), key=lambda g: -g.time_ms), unsaid
 
 
-def wall_ms(forward: Callable[[], Any], device: str, runs: int = WALL_RUNS) -> float:
-    """The median wall time of `runs` forwards after one warm-up, in milliseconds."""
+def wall_ms(forward: Callable[[], Any], device: str, runs: int | None = None) -> float:
+    """The median wall time of `runs` (WALL_RUNS) forwards after one warm-up, in milliseconds."""
     samples = []
     with torch.no_grad():
         forward()
-        for _ in range(runs):
+        for _ in range(runs or WALL_RUNS):
             if device == "cuda":
                 torch.cuda.synchronize()
             start = time.perf_counter()

@@ -113,7 +113,7 @@ def model(tmp_path: Path, *args: str):
 def test_the_command_lists_extracts_and_never_overwrites_an_edited_problem(tmp_path):
     listed = model(tmp_path, TINY, "--list", "--json")
     assert listed.exit_code == 0, listed.output
-    table = json.loads(listed.stdout[listed.stdout.index("{") :])
+    table = json.loads(listed.stdout)
     assert table["entry"] == TINY and table["rows"][0]["ideal_speedup"] > 1 and not (tmp_path / "m").exists()
     made = model(tmp_path, TINY, "--top", "2", "--assume-speedup", "2")
     assert made.exit_code == 0, made.output
@@ -155,6 +155,11 @@ def test_regions_join_the_table_as_one_row_per_signature(tmp_path, monkeypatch):
     top = table["rows"][0]  # two occurrences of a second each: more than the whole forward's operators
     assert top["name"] == "ln_gelu" and top["calls"] == 2 and top["share"] > 1
     assert (tmp_path / "m" / "ln_gelu" / "problem.py").read_text() == source
+    broken = Region("broken", "pointwise", "other", ["aten::gelu.default"], 1, 1e6, "x = (")
+    finder.find_regions = lambda *a: [broken]  # a region that fails to extract: said, and the rest go on
+    made = model(tmp_path, TINY, "--top", "2")
+    assert made.exit_code == 0 and "broken: not extracted:" in made.output and "syntax error" in made.output
+    assert not (tmp_path / "m" / "broken").exists() and len(list((tmp_path / "m").glob("*/problem.py"))) == 2
     finder.find_regions = lambda *a: 1 / 0
     failed = model(tmp_path, TINY, "--list")
     assert (
@@ -218,3 +223,22 @@ def test_a_pick_that_is_no_candidate_says_why(tiny, tmp_path):
     result = model(tmp_path, TINY, "--pick", view)
     assert result.exit_code == 2 and f"--pick: {view} cannot be a problem: view" in result.output
     assert "--list" in model(tmp_path, TINY, "--list", "--search").output
+
+
+def test_a_model_torch_compile_cannot_take_is_said_and_the_table_goes_on(tiny, monkeypatch):
+    def refuse(model):
+        raise RuntimeError("backend refused\nmore lines")
+
+    monkeypatch.setattr(torch, "compile", refuse)
+    profile = profile_model(tiny[0], compiled=True)
+    assert profile.compiled_ms is None and profile.groups
+    assert profile.notes == ["torch.compile failed on the model (RuntimeError: backend refused)"]
+
+
+@pytest.mark.gpu
+def test_the_profile_reads_device_time_on_cuda():
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device")
+    profile = profile_model(load(TINY, "cuda"))
+    assert profile.attribution == "per call" and profile.target == "cuda"
+    assert all(g.time_ms > 0 for g in profile.groups if g.operator != "aten::t.default")

@@ -134,7 +134,7 @@ def model_command(
         err.print(f"{len(extracted)} problems under {out}, the table in {manifest}; edit them if you like, then run "
                   "the same command with --search (files already there are kept, never overwritten)")  # fmt: skip
         if as_json:
-            console.print(json.dumps(table_json(profile, rows, entry, assume), indent=1))
+            typer.echo(json.dumps(table_json(profile, rows, entry, assume), indent=1))
         return
     how = BenchOptions(
         False, budget, strategy, llm, llm_base_url, trials, timeout, "eager", not no_compile_baseline,
@@ -146,7 +146,7 @@ def model_command(
     table = table_json(profile, rows, entry, assume)
     write_manifest(out, table, digests)
     if as_json:
-        console.print(json.dumps(table, indent=1))
+        typer.echo(json.dumps(table, indent=1))
     else:
         show(console, profile, rows, {r.name for r in picked}, assume, [])
 
@@ -169,7 +169,7 @@ def _picked(rows: list[Row], how: Picking) -> list[Row]:
 
 def _list(console, rows: list[Row], picked: list[Row], as_json: bool, table: dict) -> None:  # noqa: ANN001
     if as_json:
-        console.print(json.dumps(table, indent=1))
+        typer.echo(json.dumps(table, indent=1))
         return
     console.print("candidates (most valuable first): " + " ".join(r.name for r in rows if r.extractable))
     console.print(f"picked by default: {','.join(r.name for r in picked)}")

@@ -12,6 +12,7 @@ from typing import Any
 
 from kernelevolve.aten.generate import MARKER, Use, problem_source, runs_cleanly, timed_calls
 from kernelevolve.model.table import Row
+from kernelevolve.problem.problem import ProblemError, load_problem
 
 MODEL_MARKER = (
     "# Extracted by `kernelevolve model` (docs/model.md): yours to edit before `--search`; a later run never "
@@ -74,15 +75,37 @@ def write_problems(rows: list[Row], out: Path, entry: str, opinfo: bool = True) 
             lines.append(f"{path}: kept as it is ({'edited since written' if edited else 'as written'})")
             row.problem = str(path)
             continue
-        source, why = (row.source, "") if row.kind != "operator" else operator_source(row, entry, samples)
-        if source is None:
+        source, why = _source(row, entry, samples)
+        if source is not None:
+            why = _written(path, source)
+        if why:
             row.extractable, row.reason = False, why
             lines.append(f"{row.name}: not extracted: {why}")
             continue
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(source)
         row.problem, digests[row.name] = str(path), digest(source)
     return digests, lines
+
+
+def _source(row: Row, entry: str, samples: dict[str, dict[str, Any]]) -> tuple[str | None, str]:
+    if row.kind == "operator":
+        return operator_source(row, entry, samples)
+    if not row.source.strip():
+        return None, "the region finder gave no problem file"
+    return row.source, ""
+
+
+def _written(path: Path, source: str) -> str:
+    """Write the problem file; where it is no valid problem, remove it again and say why ('' where it is)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(source)
+    try:
+        load_problem(path)
+    except ProblemError as e:
+        path.unlink()
+        if not any(path.parent.iterdir()):
+            path.parent.rmdir()
+        return str(e)
+    return ""
 
 
 def write_manifest(out: Path, table: dict[str, Any], digests: dict[str, str]) -> Path:

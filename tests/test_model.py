@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 from kernelevolve.cli import app
 from kernelevolve.model.entry import load
 from kernelevolve.model.extract import write_problems
-from kernelevolve.model.profile import profile_model
+from kernelevolve.model.profile import merge_values, profile_model, shapes_only
 from kernelevolve.model.table import Row, amdahl, operator_rows, predicted, ranked
 from kernelevolve.problem.problem import check_cases, exec_problem, load_problem, shape_cases
 from tests.doubles import RuleEvaluator, kernel
@@ -50,6 +50,14 @@ def test_the_profile_groups_calls_by_operator_and_signature(tiny):
     # the two GELU calls saw different values: the problem's range is the widest, not either one's
     low, high = gelu[0].call["args"][0]["range"]
     assert low < 0 < high
+
+
+def test_rows_of_one_table_selected_in_turn_are_one_signature():
+    first = {"args": [{"t": [4, 8], "dtype": "int64", "offset": 0, "range": [0, 9]}], "kwargs": {}}
+    second = {"args": [{"t": [4, 8], "dtype": "int64", "offset": 32, "range": [3, 12]}], "kwargs": {}}
+    assert shapes_only(first) == shapes_only(second) == {"args": [{"t": [4, 8], "dtype": "int64"}], "kwargs": {}}
+    merged = merge_values(first, second)
+    assert merged["args"][0] == {"t": [4, 8], "dtype": "int64", "offset": 0, "range": [0, 12]}
 
 
 def test_the_amdahl_table_ranks_by_share_and_predicts_from_measured_speedups(tiny):

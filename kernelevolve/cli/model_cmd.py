@@ -142,7 +142,7 @@ def model_command(
         llm_timeout, max_inflight,
     )  # fmt: skip
     where = Workers(runs_dir, db, workers, devices, timeout, compile_timeout, searches)
-    _search(extracted, out, how, where, tgt, entry)
+    _search(extracted, out, how, where, tgt)
     table = table_json(profile, rows, entry, assume)
     write_manifest(out, table, digests)
     if as_json:
@@ -182,7 +182,7 @@ def _per_search(time_s: float | None, problems: int, searches: int) -> float | N
     return time_s / math.ceil(problems / searches)
 
 
-def _search(rows: list[Row], out: Path, how: BenchOptions, where: Workers, target: str, entry: str) -> None:
+def _search(rows: list[Row], out: Path, how: BenchOptions, where: Workers, target: str) -> None:
     """The rows' problems searched through bench's runner, most valuable first; each row gets its export's
     measured speedup over eager (none where no correct kernel was found)."""
     from kernelevolve.suites.bench import BenchItem, discover
@@ -190,7 +190,8 @@ def _search(rows: list[Row], out: Path, how: BenchOptions, where: Workers, targe
     found = {i.name: i for i in discover(str(out), target)}
     items = [found.get(r.name) or BenchItem(r.name, Path(r.problem), None) for r in rows]
     started = time.strftime("%Y-%m-%d %H:%M")
-    header = Header(f"model {entry}", target, started, False, how.budget, how.strategy, how.time_s, where.runs_dir)
+    # named by its folder: results.md's command line (`kernelevolve bench DIR`) searches these problems again
+    header = Header(str(out), target, started, False, how.budget, how.strategy, how.time_s, where.runs_dir)
     results = {b.name: b for b in run_suite(items, how, header, where, out / "search")}
     for row in rows:
         result = results.get(row.name)

@@ -13,6 +13,7 @@ from kernelevolve.model.profile import Profile
 from kernelevolve.model.table import Row, amdahl, predicted
 
 SHOWN = 30  # rows shown; the rest are summed in one line
+SIGNATURE_WIDTH = 72  # a longer signature is cut in the table (model.json has it whole)
 
 
 def _x(value: float | None) -> str:
@@ -30,17 +31,18 @@ def _table(rows: list[Row], picked: set[str], assume: float | None, searched: bo
     if searched:
         table.add_column("measured", justify="right")
         table.add_column("end to end", justify="right")
+    table.add_column("no problem because")
     for i, r in enumerate(rows[:SHOWN], 1):
         name = r.name + (" *" if r.name in picked else "")
-        kind = r.kind if r.extractable else f"{r.kind} (no problem: {r.reason})"
-        cells = [str(i), name, kind, r.signature, str(r.calls), f"{r.time_ms:.3f}", f"{100 * r.share:.1f}%"]
+        signature = r.signature if len(r.signature) <= SIGNATURE_WIDTH else r.signature[: SIGNATURE_WIDTH - 3] + "..."
+        cells = [str(i), name, r.kind, signature, str(r.calls), f"{r.time_ms:.3f}", f"{100 * r.share:.1f}%"]
         cells.append(_x(amdahl(r.share, math.inf)))
         if assume:
             cells.append(_x(amdahl(r.share, assume)))
         if searched:
             won = r.measured if r.measured and r.measured > 1.0 else None
             cells += [_x(r.measured) if r.status else "-", _x(amdahl(r.share, won)) if won else "-"]
-        table.add_row(*cells)
+        table.add_row(*cells, "" if r.extractable else r.reason)
     return table
 
 

@@ -30,7 +30,10 @@ from kernelevolve.model.entry import LoadedModel, ModelError
 
 PROFILE_RUNS = 3  # profiled forwards; each call's time is the mean over them
 WALL_RUNS = 10  # timed forwards for the wall time (the median)
-VALUE_KEYS = ("range", "sorted")  # what a tensor spec says of its values: not part of a group's signature
+VALUE_KEYS = ("range", "sorted")  # what a tensor spec says of its values: merged over a group's calls
+# Not part of a group's signature: the values, and where in its storage a tensor starts (rows of one table
+# selected in turn are one signature; the problem keeps the first call's offset)
+UNGROUPED = (*VALUE_KEYS, "offset")
 
 
 @dataclass
@@ -60,9 +63,10 @@ class Profile:
 
 
 def shapes_only(spec: Any) -> Any:
-    """A call spec without what its tensors' values were (their ranges, whether sorted)."""
+    """A call spec without what its tensors' values were (their ranges, whether sorted) and their storage
+    offsets."""
     if isinstance(spec, dict):
-        return {k: shapes_only(v) for k, v in spec.items() if not ("t" in spec and k in VALUE_KEYS)}
+        return {k: shapes_only(v) for k, v in spec.items() if not ("t" in spec and k in UNGROUPED)}
     if isinstance(spec, list):
         return [shapes_only(v) for v in spec]
     return spec

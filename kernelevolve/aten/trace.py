@@ -121,14 +121,15 @@ def _step(model: torch.nn.Module, args: tuple, kwargs: dict, train: bool) -> Non
     sum(t.float().square().mean() for t in outputs).backward()
 
 
-def profile_step(model: torch.nn.Module, args: tuple, kwargs: dict, train: bool, device: str) -> Any:
-    """One step under torch.profiler (CPU, and CUDA on a CUDA model): the profile the tracer's shares and
-    `kernelevolve model`'s per-call times (kernelevolve/model/profile.py) are read from."""
+def profile_step(model: torch.nn.Module, args: tuple, kwargs: dict, train: bool, device: str, steps: int = 1) -> Any:
+    """`steps` steps under one torch.profiler session (CPU, and CUDA on a CUDA model): the profile the tracer's
+    shares and `kernelevolve model`'s per-call times (kernelevolve/model/profile.py) are read from."""
     from torch.profiler import ProfilerActivity, profile
 
     activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device == "cuda" else [])
     with profile(activities=activities) as prof:
-        _step(model, args, kwargs, train)
+        for _ in range(steps):
+            _step(model, args, kwargs, train)
         if device == "cuda":
             torch.cuda.synchronize()
     return prof

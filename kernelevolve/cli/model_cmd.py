@@ -136,6 +136,8 @@ def model_command(
         if as_json:
             typer.echo(json.dumps(table_json(profile, rows, entry, assume), indent=1))
         return
+    if not extracted:
+        raise usage_error(f"none of the picked candidates could be extracted (see above): nothing to search in {out}")
     how = BenchOptions(
         False, budget, strategy, llm, llm_base_url, trials, timeout, "eager", not no_compile_baseline,
         out / "search" / "exports", _per_search(time_s, len(extracted), searches), correctness.value, allow_tf32,

@@ -35,7 +35,7 @@ def _table(rows: list[Row], picked: set[str], assume: float | None, searched: bo
     for i, r in enumerate(rows[:SHOWN], 1):
         name = r.name + (" *" if r.name in picked else "")
         signature = r.signature if len(r.signature) <= SIGNATURE_WIDTH else r.signature[: SIGNATURE_WIDTH - 3] + "..."
-        cells = [str(i), name, r.kind, signature, str(r.calls), f"{r.time_ms:.3f}", f"{100 * r.share:.1f}%"]
+        cells = [str(i), name, r.kind, signature, str(r.calls), f"{r.time_ms:.3g}", f"{100 * r.share:.1f}%"]
         cells.append(_x(amdahl(r.share, math.inf)))
         if assume:
             cells.append(_x(amdahl(r.share, assume)))
@@ -55,10 +55,10 @@ def show(
     rest = rows[SHOWN:]
     if rest:
         console.print(f"... {len(rest)} more rows, {100 * sum(r.share for r in rest):.1f}% of the operators' time")
-    compiled = f", under torch.compile {profile.compiled_ms:.3f} ms" if profile.compiled_ms else ""
+    compiled = f", under torch.compile {profile.compiled_ms:.4g} ms" if profile.compiled_ms else ""
     console.print(
-        f"forward on {profile.target}: operators {profile.operators_ms:.3f} ms (the shares' denominator; times "
-        f"attributed {profile.attribution}), wall time eager {profile.eager_ms:.3f} ms{compiled}"
+        f"forward on {profile.target}: operators {profile.operators_ms:.4g} ms (the shares' denominator; times "
+        f"attributed {profile.attribution}), wall time eager {profile.eager_ms:.4g} ms{compiled}"
     )
     extractable = sum(r.share for r in rows if r.extractable and r.kind == "operator")
     console.print(

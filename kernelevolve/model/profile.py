@@ -30,6 +30,7 @@ from kernelevolve.model.entry import LoadedModel, ModelError
 
 PROFILE_RUNS = 3  # profiled forwards; each call's time is the mean over them
 WALL_RUNS = 10  # timed forwards for the wall time (the median)
+CONTENDED = 1.5  # the operators' profiled time this many times the wall time or more: said in a note
 VALUE_KEYS = ("range", "sorted")  # what a tensor spec says of its values: merged over a group's calls
 # Not part of a group's signature: the values, and where in its storage a tensor starts (rows of one table
 # selected in turn are one signature; the problem keeps the first call's offset)
@@ -129,22 +130,18 @@ def _packet(overload: str) -> str:
 
 
 def _call_times(loaded: LoadedModel, calls: list[tuple[str, Any]]) -> tuple[list[float], str]:
-    """Each recorded call's mean time over PROFILE_RUNS profiled forwards, and how it was attributed."""
+    """Each recorded call's mean time over PROFILE_RUNS profiled forwards (after one more in the same session:
+    a session's first calls pay for its start), and how it was attributed."""
     device = "cuda" if loaded.target in ("cuda", "rocm") else "cpu"
     names = [_packet(name) for name, _ in calls]
-    times = [0.0] * len(calls)
+    prof = profile_step(loaded.model, loaded.args, loaded.kwargs, False, device, steps=1 + PROFILE_RUNS)
+    seen = mode_level_times(list(prof.events()), set(names), device)
+    if [n for n, _ in seen] == names * (1 + PROFILE_RUNS):
+        runs = [seen[i * len(names) : (i + 1) * len(names)] for i in range(1, 1 + PROFILE_RUNS)]
+        return [sum(run[i][1] for run in runs) / PROFILE_RUNS for i in range(len(names))], "per call"
     by_name: Counter = Counter()
-    aligned = True
-    for _ in range(PROFILE_RUNS):
-        prof = profile_step(loaded.model, loaded.args, loaded.kwargs, False, device)
-        seen = mode_level_times(list(prof.events()), set(names), device)
-        aligned = aligned and [n for n, _ in seen] == names
-        for i, (name, ms) in enumerate(seen):
-            by_name[name] += ms / PROFILE_RUNS
-            if aligned:
-                times[i] += ms / PROFILE_RUNS
-    if aligned:
-        return times, "per call"
+    for name, ms in seen:
+        by_name[name] += ms / (1 + PROFILE_RUNS)
     counts = Counter(names)
     return [by_name[n] / counts[n] for n in names], (
         "by operator: the profiled forwards' calls did not line up with the recorded ones (a forward that "
@@ -220,6 +217,12 @@ def profile_model(loaded: LoadedModel, compiled: bool = False) -> Profile:
     profile = Profile(loaded.target, groups, sum(times), eager, attribution=attribution, other_calls=unsaid)
     if attribution != "per call":
         profile.notes.append(f"times attributed {attribution}")
+    if profile.operators_ms > CONTENDED * eager:
+        profile.notes.append(
+            f"the operators' profiled time is {profile.operators_ms / eager:.1f}x the forward's wall time: the "
+            "profiler's own cost, or a contended host (on the cpu, threads waiting for cores); the shares compare "
+            "rows, the end-to-end figures overstate"
+        )
     if compiled:
         profile.compiled_ms, why = _compiled_ms(loaded, device)
         if why:

@@ -16,7 +16,8 @@ import torch
 from typer.testing import CliRunner
 
 from kernelevolve.cli import app
-from kernelevolve.model.entry import load
+from kernelevolve.cli.model_cmd import _per_search
+from kernelevolve.model.entry import load, resolve_entry
 from kernelevolve.model.extract import write_problems
 from kernelevolve.model.profile import merge_values, profile_model, shapes_only
 from kernelevolve.model.table import Row, amdahl, operator_rows, predicted, ranked
@@ -250,3 +251,17 @@ def test_the_profile_reads_device_time_on_cuda():
     profile = profile_model(load(TINY, "cuda"))
     assert profile.attribution == "per call" and profile.target == "cuda"
     assert all(g.time_ms > 0 for g in profile.groups if g.operator != "aten::t.default")
+
+
+def test_recipes_resolve_and_a_missing_gpu_is_one_line(tmp_path):
+    assert resolve_entry("recipe:dlrm") == "kernelevolve.aten.recipes:dlrm"
+    assert resolve_entry(TINY) == TINY
+    if not torch.cuda.is_available():
+        result = CliRunner().invoke(app, ["model", TINY, "--target", "cuda", "--out", str(tmp_path / "m")])
+        assert result.exit_code == 2 and "--target cuda: no GPU is visible to torch here" in result.output
+
+
+def test_time_is_the_whole_models_split_over_the_waves_of_searches():
+    assert _per_search(None, 5, 2) is None
+    assert _per_search(600.0, 5, 2) == pytest.approx(200.0)  # three waves: 2, 2 and 1 problems
+    assert _per_search(600.0, 4, 4) == pytest.approx(600.0)

@@ -8,6 +8,7 @@ import math
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
@@ -41,8 +42,10 @@ from kernelevolve.cli.common import (
     plain_console,
     usage_error,
 )
-from kernelevolve.cli.model_view import show
-from kernelevolve.model.table import Row
+
+if TYPE_CHECKING:  # the model package imports torch: loaded when the command runs, not with the CLI
+    from kernelevolve.model.profile import Profile
+    from kernelevolve.model.table import Row
 
 ENTRY = typer.Argument(
     ...,
@@ -102,22 +105,15 @@ def model_command(
 ) -> None:
     """Profile a model's forward on the target, rank its operators (and fused regions) by what an ideal kernel
     could save end to end, extract the picked ones as problem files under --out, and with --search optimize them."""
-    from kernelevolve.model.candidates import all_candidates
-    from kernelevolve.model.entry import ModelError, load
+    from kernelevolve.cli.model_view import show
     from kernelevolve.model.extract import write_manifest, write_problems
-    from kernelevolve.model.profile import profile_model
     from kernelevolve.model.table import as_json as table_json
     from kernelevolve.platforms import default_target
 
     if list_only and search:
         raise usage_error("--list prints the table and writes nothing; --search extracts and searches: give one")
     tgt = (target.value if target else None) or default_target()
-    try:
-        loaded = load(entry, tgt)
-        profile = profile_model(loaded, compiled)
-    except ModelError as e:
-        raise usage_error(str(e)) from None
-    rows, notes = all_candidates(loaded, profile)
+    profile, rows, notes = _profiled(entry, tgt, compiled)
     picked = _picked(rows, Picking(pick, top))
     console = plain_console()
     if not as_json:
@@ -151,6 +147,22 @@ def model_command(
         typer.echo(json.dumps(table, indent=1))
     else:
         show(console, profile, rows, {r.name for r in picked}, assume, [])
+
+
+def _profiled(entry: str, target: str, compiled: bool) -> tuple[Profile, list[Row], list[str]]:
+    """The entry's model profiled on the target, its candidates ranked, and the lines to say; one line and exit
+    status 2 for an entry or a model that is wrong."""
+    from kernelevolve.model.candidates import all_candidates
+    from kernelevolve.model.entry import ModelError, load
+    from kernelevolve.model.profile import profile_model
+
+    try:
+        loaded = load(entry, target)
+        profile = profile_model(loaded, compiled)
+    except ModelError as e:
+        raise usage_error(str(e)) from None
+    rows, notes = all_candidates(loaded, profile)
+    return profile, rows, notes
 
 
 def _picked(rows: list[Row], how: Picking) -> list[Row]:

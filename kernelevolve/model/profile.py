@@ -217,6 +217,11 @@ def profile_model(loaded: LoadedModel, compiled: bool = False) -> Profile:
     profile = Profile(loaded.target, groups, sum(times), eager, attribution=attribution, other_calls=unsaid)
     if attribution != "per call":
         profile.notes.append(f"times attributed {attribution}")
+    if unsaid:
+        profile.notes.append(
+            f"{unsaid} calls have an argument a call spec cannot say (a generator, an opaque object): their time "
+            "counts in the operators' time, in no row"
+        )
     if profile.operators_ms > CONTENDED * eager:
         profile.notes.append(
             f"the operators' profiled time is {profile.operators_ms / eager:.1f}x the forward's wall time: the "

@@ -33,3 +33,21 @@ def test_stale_outputs_of_timed_calls_are_judged(cpu_evaluator):
     the rotation sees a stale one."""
     result = cpu_evaluator.evaluate(load_problem(MATMUL), HERE / "exploits" / "stale_until_rotated.py", **FAST_TIMING)
     assert_caught(result, Status.INCORRECT, "timed call on contents it had not seen")
+
+
+@pytest.mark.gpu
+def test_on_a_gpu_a_cache_for_calls_told_apart_is_caught_by_the_judges_block():
+    """On a GPU the candidate's process runs the timing pass, so a stack walk still tells timed calls there; the
+    judge's block of calls on contents never shown (eval/worker/proof.py), computed honestly by this exploit,
+    takes far longer than the cached calls reported."""
+    from kernelevolve.eval.evaluator import Evaluator
+
+    with Evaluator("cuda", timeout_s=300) as ev:
+        result = ev.evaluate(
+            load_problem(HERE / "problems" / "matmul_large.py"),
+            HERE / "gpu_exploits" / "tells_timed_calls_by_stack.py",
+            require_kernel=False,
+            compile_baseline=False,
+            **FAST_TIMING,
+        )
+    assert_caught(result, Status.REJECTED, "unseen-inputs check")

@@ -119,7 +119,9 @@ def time_case(
             sampler = sampled.TimedSampler(pc, g, fns)
         copy = copy_of(pc.min_bytes, timer.device) if copy_floor else None
         before = sampler.before if sampler is not None else None
+        during = contention.PassLoad(g.host.pids())  # the second busy-host signal: the pass's own wait
         stats, rest = measure(timer, fns, pc.timing_sets, after_call, rec.midway, copy, before)
+        result.contention = during.done() if not g.host.in_process else None
         del copy
         outputs = rec.outputs() if g.host.in_process else rec.outputs(g.host.last_outputs(pc.timing_sets))
         if not g.host.in_process:
@@ -235,7 +237,7 @@ def _cross_check_reference(
     with torch.no_grad():  # one warm-up round, outside the probe's looks
         for fn in fns.values():
             fn(pc.timing_sets[0])
-    _, result.contention = contention.probe_looks(look, g.host.pids())
+    _, result.contention = contention.probe_looks(look, g.host.pids(), result.contention)
     result.t_eager_judge_ms = own["eager"]
     slower = [name for name in fns if theirs[name] > factor * own[name] + slack]
     if not slower:

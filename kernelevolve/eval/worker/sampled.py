@@ -62,7 +62,9 @@ class TimedSampler:
         self.restore()
         if self.picked is None:
             self.picked = chosen(iterations, len(self.pc.timing_sets))
-        if it not in self.picked or self.pc.fresh is None:
+        # A sample holds three sets' worth more (the new inputs, their reference, the contents put back): only
+        # where the memory plan held back at least two sets beside the timing sets.
+        if it not in self.picked or self.pc.fresh is None or len(self.pc.unseen_sets) < 2:
             return
         new, ref = self.pc.fresh(1)[0]
         if not trees.same_layout([inputs, new]):  # jagged sets: the unseen-inputs check gives them own buffers

@@ -410,7 +410,8 @@ class Remote:
             return {k: (None if spec is None else self._copy(spec), str(alias)) for k, (spec, alias) in found.items()}
         except (TypeError, ValueError):
             raise CandidateFailure(
-                Status.REJECTED, "integrity check: the candidate's process sent outputs the judge did not ask for"
+                Status.REJECTED,
+                "integrity check: the candidate's process sent outputs the judge did not ask for or cannot read",
             ) from None
 
     def call(
@@ -422,9 +423,10 @@ class Remote:
         self.request("checking", pc.out_sizes, monitor)
         ms, _, seen = self.run(model, key)
         self.request("checking", [], False)
-        out, alias = self.take([key], pc.ref_aliases_input).get(key, (None, ""))
-        if out is None and not alias:
+        found = self.take([key], pc.ref_aliases_input)
+        if key not in found:
             raise CandidateFailure(Status.REJECTED, "integrity check: the candidate's process kept no output of a call")
+        out, alias = found[key]
         return out, ms / 1e3, seen, alias
 
     def timed_fn(self, model: int) -> RemoteFn:

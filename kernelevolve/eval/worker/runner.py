@@ -189,9 +189,9 @@ class CandidateProcess:
         shares memory with the set's inputs; what it shares, '' for nothing or where may_alias)."""
         found = {}
         for k in keys:
-            out = self.last.pop(k, None)
-            if out is None:
+            if k not in self.last:
                 continue
+            out = self.last.pop(k)
             self._plain(out, "after forward returned")
             alias = "" if may_alias else aliased(out, spans(self.sets[k], "input {i}"))
             found[k] = (None if alias else self._share(out)), alias

@@ -26,7 +26,17 @@ import torch
 from kernelevolve.eval.builds import extension_cache
 from kernelevolve.eval.environment import harness_version
 from kernelevolve.eval.wire import EvalJob
-from kernelevolve.eval.worker import contention, integrity, launches, memory, precision, proof, speed, trees
+from kernelevolve.eval.worker import (
+    contention,
+    integrity,
+    launches,
+    memory,
+    precision,
+    proof,
+    sampled,
+    speed,
+    trees,
+)
 from kernelevolve.eval.worker.checking import (
     CandidateFailure,
     Guard,
@@ -87,6 +97,7 @@ def time_case(
         retime = g.host.retime_host
     else:
         rec = Recorder(pc.timing_sets)
+        sampler: sampled.TimedSampler | None = None  # the candidate in its own process: timed calls judged
 
         def after_call(name: str) -> None:
             if name == "candidate":
@@ -94,6 +105,8 @@ def time_case(
                 left = g.host.python_left()
                 if left:
                     raise CandidateFailure(Status.REJECTED, f"threads check: after a timed call, {left}")
+            if sampler is not None:
+                sampler.after(name)
 
         if g.host.in_process:
             fns: dict[str, Callable[[list[Any]], Any]] = {
@@ -103,14 +116,19 @@ def time_case(
             if pc.compiled is not None:
                 fns["compile"] = lambda inp, c=pc.compiled: c(*inp)
         else:  # the baselines are timed in the candidate's process too, by the same clock
-            fns = {**g.host.baselines(model, pc, g.dtype), "candidate": g.host.timed_fn(model, keep=True)}
+            fns = {**g.host.baselines(model, pc, g.dtype), "candidate": g.host.timed_fn(model)}
+            sampler = sampled.TimedSampler(pc, g, fns)
         copy = copy_of(pc.min_bytes, timer.device) if copy_floor else None
-        stats, rest = measure(timer, fns, pc.timing_sets, after_call, rec.midway, copy)
+        before = sampler.before if sampler is not None else None
+        during = contention.PassLoad(g.host.pids())  # the second busy-host signal: the pass's own wait
+        stats, rest = measure(timer, fns, pc.timing_sets, after_call, rec.midway, copy, before)
+        result.contention = during.done() if not g.host.in_process else None
         del copy
         outputs = rec.outputs() if g.host.in_process else rec.outputs(g.host.last_outputs(pc.timing_sets))
         if not g.host.in_process:
             theirs = {"eager": stats["eager"].median_ms}
             judged = _cross_check(timer, pc, fns, g, result)
+            sampler.check_times()
         host, graphs = rest()
 
         def retime() -> dict[str, Any]:
@@ -220,7 +238,7 @@ def _cross_check_reference(
     with torch.no_grad():  # one warm-up round, outside the probe's looks
         for fn in fns.values():
             fn(pc.timing_sets[0])
-    _, result.contention = contention.probe_looks(look, g.host.pids())
+    _, result.contention = contention.probe_looks(look, g.host.pids(), result.contention)
     result.t_eager_judge_ms = own["eager"]
     slower = [name for name in fns if theirs[name] > factor * own[name] + slack]
     if not slower:

@@ -154,10 +154,11 @@ class InProcess:
 
 class RemoteFn:
     """The candidate's model as the timer calls it: each call a request, timed by the candidate's process on its
-    host clock and bracketed by the judge's."""
+    host clock and bracketed by the judge's. The request is the one every call of that model comes through
+    (`Remote.run`), so that process cannot tell a timed call from a checked one (issue 45, class 3)."""
 
-    def __init__(self, host: Remote, model: Any, keep: bool) -> None:
-        self.host, self.model, self.keep = host, model, keep
+    def __init__(self, host: Remote, model: Any) -> None:
+        self.host, self.model = host, model
         self.brackets: list[float] = []
         self.claimed: list[float] = []
         self.empty: list[float] = []
@@ -166,14 +167,14 @@ class RemoteFn:
         """(ms of one call as the candidate's process timed it, the page faults it counted there)."""
         key = self.host.key(inputs)
         t0 = time.perf_counter()
-        ms, faults = self.host.request("timed", self.model, key, self.keep)
+        ms, faults, _ = self.host.run(self.model, key)
         self.brackets.append((time.perf_counter() - t0) * 1e3)
         self.claimed.append(ms)
         self.empty.append(self.host.ping())
         return ms, faults
 
     def __call__(self, inputs: Any) -> None:
-        self.host.request("timed", self.model, self.host.key(inputs), False)
+        self.host.run(self.model, self.host.key(inputs))
 
     def cross_check(self, name: str) -> str:
         """'' when the candidate process's times of `name` agree with the judge's clock, else why not. The judge's
@@ -389,31 +390,66 @@ class Remote:
             self.request("reference", ("ref", key), pc.case, pc.init, pc.param_seed, dtype, state, compiled)
         finally:
             shared.release(state)
-        fns = {"eager": RemoteFn(self, ("ref", key), keep=False)}
+        fns = {"eager": RemoteFn(self, ("ref", key))}
         if compiled:
-            fns["compile"] = RemoteFn(self, ("compile", ("ref", key)), keep=False)
+            fns["compile"] = RemoteFn(self, ("compile", ("ref", key)))
         return fns
+
+    def run(self, model: Any, key: int) -> tuple[float, int, list[str] | None]:
+        """One call of `model` on the set under `key`: the one request every call comes through, timed, checked or
+        on unseen inputs alike (runner.CandidateProcess.do_run): (ms by that process's clock, its page faults, the
+        kernels the launch monitor saw or None)."""
+        found = self.request("run", model, key)
+        if not (
+            isinstance(found, tuple)
+            and len(found) == 3
+            and all(isinstance(v, (int, float)) and v == v and v >= 0 for v in found[:2])
+        ):
+            raise CandidateFailure(Status.REJECTED, "integrity check: the candidate's process sent no call's figures")
+        return found
+
+    def take(self, keys: list[int], may_alias: bool) -> dict[int, tuple[Any, str]]:
+        """The last outputs of the sets under `keys`, copied here: (the output, or None where it shares memory
+        with its inputs; what it shares)."""
+        found = self.request("take", keys, may_alias)
+        try:
+            if not isinstance(found, dict) or not set(found) <= set(keys):
+                raise TypeError
+            return {k: (None if spec is None else self._copy(spec), str(alias)) for k, (spec, alias) in found.items()}
+        except (TypeError, ValueError):
+            raise CandidateFailure(
+                Status.REJECTED,
+                "integrity check: the candidate's process sent outputs the judge did not ask for or cannot read",
+            ) from None
 
     def call(
         self, model: int, inputs: Any, pc: PreparedCase, monitor: bool
     ) -> tuple[Any, float, list[str] | None, str]:
-        spec, seconds, seen, alias = self.request(
-            "call", model, self.key(inputs), pc.out_sizes, monitor, pc.ref_aliases_input
-        )
-        return self._copy(spec), seconds, seen, alias
+        """A correctness trial's call: the trials' conditions set (poisoned memory, the launch monitor), then the
+        call every call is, then its output taken."""
+        key = self.key(inputs)
+        self.request("checking", pc.out_sizes, monitor)
+        ms, _, seen = self.run(model, key)
+        self.request("checking", [], False)
+        found = self.take([key], pc.ref_aliases_input)
+        if key not in found:
+            raise CandidateFailure(Status.REJECTED, "integrity check: the candidate's process kept no output of a call")
+        out, alias = found[key]
+        return out, ms / 1e3, seen, alias
 
-    def timed_fn(self, model: int, keep: bool) -> RemoteFn:
-        return RemoteFn(self, model, keep)
+    def timed_fn(self, model: int) -> RemoteFn:
+        return RemoteFn(self, model)
 
     def clocked(self, model: int, inputs: Any, keep: bool) -> tuple[float, int]:
         """One call: (ms on the judge's clock around the request, less the cost of a request: the fastest of two
         empty ones just before it and those before the candidate loaded (`calibrate`), so an empty request the
-        candidate serves slowly can only lengthen the figure; with keep the index of its output, kept in the
-        candidate's process until `output` takes it)."""
+        candidate serves slowly can only lengthen the figure; with keep the key its output is kept under in the
+        candidate's process until `output` takes it, else -1)."""
         empty = min(self.empty_ms, self.ping(), self.ping())
+        key = self.key(inputs)
         t0 = time.perf_counter()
-        index = self.request("clocked", model, self.key(inputs), keep)
-        return max((time.perf_counter() - t0) * 1e3 - empty, 0.0), index
+        self.run(model, key)
+        return max((time.perf_counter() - t0) * 1e3 - empty, 0.0), (key if keep else -1)
 
     def calibrate(self, n: int = CALIBRATION_REQUESTS) -> None:
         """cpu: the cost of a request itself, the fastest of `n` empty ones, taken while the candidate's process
@@ -424,15 +460,16 @@ class Remote:
         times = [self.ping() for _ in range(n)]
         self.empty_ms = min(times[n // 4 :])  # the first few warm the pipe and the process up
 
-    def output(self, index: int) -> Any:
-        """A clocked call's output, copied; the outputs kept before it go."""
-        return self._copy(self.request("take", index))
+    def output(self, key: int) -> Any:
+        """A clocked call's output, copied."""
+        out, _ = self.take([key], True).get(key, (None, ""))
+        return out
 
     def last_outputs(self, sets: list[Any]) -> dict[int, Any]:
         """The last output of each timing set (by its index in sets), copied."""
         keys = [self.key(s) for s in sets]
-        found = self.request("last", keys)
-        return {i: self._copy(found[k]) for i, k in enumerate(keys) if k in found}
+        found = self.take(keys, True)
+        return {i: found[k][0] for i, k in enumerate(keys) if k in found}
 
     def measure(self, model: int, pc: PreparedCase, copy_floor: bool, config: Any) -> Series:
         """GPU: the case's timing pass, run by the candidate's process (eval/worker/series.py) with the reference

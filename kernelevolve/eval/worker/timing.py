@@ -75,6 +75,12 @@ def _rotations(names: list[str], it: int) -> list[str]:
     return names[k:] + names[:k]
 
 
+def midway_iteration(iters: int, sets: int) -> int:
+    """The iteration whose start rotates the sets' contents (`midway`): late enough to time mostly warm calls,
+    early enough that every input set is used after it."""
+    return min(iters // 2, iters - sets)
+
+
 class Timer:
     def __init__(self, device: torch.device, config: TimerConfig | None = None):
         self.device = device
@@ -98,24 +104,28 @@ class Timer:
         input_sets: list[list[Any]],
         after_call: Hook | None = None,
         midway: Callable[[], None] | None = None,
+        before: Callable[[int, int, list[Any]], None] | None = None,
     ) -> dict[str, TimingStats]:
-        """Round-robin over the functions (order rotated each iteration) and the input sets."""
+        """Round-robin over the functions (order rotated each iteration) and the input sets. before (host clock
+        only): called with (iteration, iterations, its input set) at the start of each iteration, before `midway`
+        and the calls, outside every bracket (eval/worker/sampled.py)."""
         names = list(fns)
         per_iter_s = self._warm_up(fns, input_sets)
         cfg = self.config
         iters = cfg.max_iters if per_iter_s <= 0 else int(cfg.budget_s / per_iter_s)
         iters = max(cfg.min_iters, min(cfg.max_iters, iters))
         after = after_call or (lambda name: None)
-        # Late enough to time mostly warm calls, early enough that every input set is used after it.
-        half = min(iters // 2, iters - len(input_sets)) if midway else -1
+        half = midway_iteration(iters, len(input_sets)) if midway else -1
         if self.on_device:
             return self._cuda_events(fns, input_sets, iters, after, half, midway)
         samples: dict[str, list[float]] = {n: [] for n in names}
         faults: dict[str, list[int]] = {n: [] for n in names}
         for it in range(iters):
+            inputs = input_sets[it % len(input_sets)]
+            if before is not None:
+                before(it, iters, inputs)
             if it == half:
                 midway()
-            inputs = input_sets[it % len(input_sets)]
             for name in _rotations(names, it):
                 remote = getattr(fns[name], "remote_ms", None)  # host.RemoteFn: the candidate's own process
                 if remote is not None:

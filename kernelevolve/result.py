@@ -208,9 +208,11 @@ class CaseResult(BaseModel):
     """One shape case: correctness over all trials, then interleaved timings.
 
     Held as typed groups (timing, accuracy, roofline, reliability) and written as the flat JSON of FLAT_FIELDS,
-    which old runs, the store and `eval --json` readers know: nested models with a flat (de)serialization, rather
-    than flat storage with typed views, so that the code writes `cr.timing.of(name).graph_ms` and the one table
-    maps both ways (docs/design.md, "Evaluation result"). A field added to a group needs its row in FLAT_FIELDS.
+    which old runs, the store and `eval --json` readers know (docs/design.md, "Evaluation result"). Nested models
+    with a flat (de)serialization, not flat storage with typed views: views over flat fields would read and write
+    them by composed names, the very thing the groups replace, while here the code writes
+    `cr.timing.of(name).graph_ms` and one table maps both ways. A field added to a group needs its row in
+    FLAT_FIELDS (tests/test_case_result_flat.py fails without it).
     """
 
     shape: dict[str, Any]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from pydantic import BaseModel
 
 from kernelevolve.result import FLAT_FIELDS, CaseResult, EvalResult, HostContention
 from tests.conftest import FIXTURES
@@ -54,6 +55,20 @@ def test_groups_are_typed_and_the_names_of_the_flat_json_stay_outside():
         getattr(case, "t_candidate_ms")  # noqa: B009 (the flat names live in the JSON only)
     with pytest.raises(KeyError):
         case.timing.of("copy")
+
+
+def _leaves(model: type[BaseModel], prefix: str = "") -> set[str]:
+    out = set()
+    for name, info in model.model_fields.items():
+        kind = info.annotation
+        group = isinstance(kind, type) and issubclass(kind, BaseModel) and kind is not HostContention
+        out |= _leaves(kind, f"{prefix}{name}.") if group else {prefix + name}
+    return out
+
+
+def test_every_field_of_every_group_has_its_flat_key():
+    assert _leaves(CaseResult) == {path for _, path in FLAT_FIELDS}
+    assert len({key for key, _ in FLAT_FIELDS}) == len(FLAT_FIELDS)
 
 
 def test_a_case_stored_before_the_later_fields_loads_with_their_defaults():

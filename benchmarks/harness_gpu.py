@@ -65,8 +65,9 @@ def do_bench_primary(example: str) -> dict[str, float]:
 
 def summarize(results: list[EvalResult]) -> dict[str, float]:
     speedups = [r.speedup for r in results if r.speedup]
-    primary = [r.cases[0].t_candidate_ms for r in results if r.cases and r.cases[0].t_candidate_ms]
-    primary_eager = [r.cases[0].t_eager_ms for r in results if r.cases and r.cases[0].t_eager_ms]
+    firsts = [r.cases[0].timing for r in results if r.cases]
+    primary = [t.candidate.median_ms for t in firsts if t.candidate.median_ms]
+    primary_eager = [t.eager.median_ms for t in firsts if t.eager.median_ms]
     graph = [r.speedup_graph for r in results if r.speedup_graph]
     mean = statistics.mean(speedups)
     return {
@@ -80,10 +81,10 @@ def summarize(results: list[EvalResult]) -> dict[str, float]:
         "primary_candidate_ms_median": statistics.median(primary),
         "primary_eager_ms_median": statistics.median(primary_eager),
         "primary_candidate_host_ms_median": statistics.median(
-            r.cases[0].t_candidate_host_ms for r in results if r.cases and r.cases[0].t_candidate_host_ms
+            t.candidate.host_ms for t in firsts if t.candidate.host_ms
         ),
         "primary_candidate_graph_ms_median": statistics.median(
-            r.cases[0].t_candidate_graph_ms for r in results if r.cases and r.cases[0].t_candidate_graph_ms
+            t.candidate.graph_ms for t in firsts if t.candidate.graph_ms
         ),
     }
 

@@ -6,7 +6,7 @@ import math
 from enum import Enum
 from typing import Any
 
-from pydantic import BaseModel, Field, computed_field
+from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, computed_field, model_serializer, model_validator
 
 
 class Status(str, Enum):
@@ -67,84 +67,211 @@ class HostContention(BaseModel):
         )
 
 
-class CaseResult(BaseModel):
-    """One shape case: correctness over all trials, then interleaved timings."""
+class Times(BaseModel):
+    """One timed function's figures (the candidate, the eager reference, the torch.compile baseline), in ms."""
 
-    shape: dict[str, Any]
-    correct: bool
-    max_abs_err: float | None = None
-    max_rel_err: float | None = None
-    reason: str = ""
-    trials: list[str] = Field(default_factory=list, description="input distribution of each trial run")
-    t_candidate_ms: float | None = None
-    t_eager_ms: float | None = None
-    t_compile_ms: float | None = None
-    t_candidate_iqr_ms: float | None = None
-    t_eager_iqr_ms: float | None = None
-    t_compile_iqr_ms: float | None = None
-    timing_iters: int | None = None
-    # The reference timed alone in the judge's own process, where the candidate has a process of its own: on the
-    # cpu the timing cross-check bounds t_eager_ms (timed beside the candidate there) by it; on GPUs t_eager_ms and
-    # t_compile_ms are the lower of the two processes' medians.
-    t_eager_judge_ms: float | None = None
-    # cpu: median minor page faults per timed call. Thousands mean the allocator handed each call fresh pages (an
-    # output or temporary over glibc's mmap threshold), so the time includes faulting them in and zeroing them.
-    candidate_faults_per_call: float | None = None
-    eager_faults_per_call: float | None = None
+    median_ms: float | None = Field(None, description="median of the interleaved timing loop")
+    iqr_ms: float | None = Field(None, description="interquartile range of the same samples")
     # CUDA-graph replay timings (launch overhead removed); null where capture failed or on the CPU.
-    t_candidate_graph_ms: float | None = None
-    t_eager_graph_ms: float | None = None
-    t_compile_graph_ms: float | None = None
+    graph_ms: float | None = None
     # Host clock around call + whole-device synchronize (cuda): counts side-stream work and launch overhead.
-    t_candidate_host_ms: float | None = None
-    t_eager_host_ms: float | None = None
-    t_compile_host_ms: float | None = None
+    host_ms: float | None = None
     # Host time to issue the call while the device is busy (cuda): launch overhead, with no device wait in it.
-    t_candidate_launch_ms: float | None = None
-    t_eager_launch_ms: float | None = None
-    t_compile_launch_ms: float | None = None
+    launch_ms: float | None = None
     # Host clock from the call's return to the device going idle (cuda): at most the call's own device time plus
     # the synchronize's latency, unless work ran where the events could not see it.
-    t_candidate_tail_ms: float | None = None
+    tail_ms: float | None = None
+
+
+class CandidateTimes(Times):
     # The faster of calls on input contents the candidate had not seen before (the unseen-inputs check), timed
-    # as t_candidate_host_ms on cuda and as t_candidate_ms on the cpu.
-    t_candidate_unseen_ms: float | None = None
-    t_eager_tail_ms: float | None = None
-    t_compile_tail_ms: float | None = None
-    # The roofline: bytes every input and output take to move once, and (GPU targets, from the device's peaks)
-    # the least time the hardware needs for them and any declared FLOPs.
-    min_bytes: int | None = None
-    t_roofline_ms: float | None = None
-    # Whether the bytes (not the FLOPs) set that floor, and min_bytes at the device's measured bandwidth: a
-    # kernel's share of the measured HBM bandwidth is t_bytes_ms / t_candidate_ms.
-    memory_bound: bool | None = None
-    t_bytes_ms: float | None = None
-    # With copy_floor: `dst.copy_(src)` of min_bytes (half read, half written), timed in the same interleaved loop:
-    # what "bound by memory" costs at this size on this device, launch and ramp-up included.
-    t_copy_ms: float | None = None
-    speedup: float | None = None
-    speedup_graph: float | None = None
-    compile_baseline_correct: bool | None = None
+    # as host_ms on cuda and as median_ms on the cpu.
+    unseen_ms: float | None = None
+    # cpu: median minor page faults per timed call. Thousands mean the allocator handed each call fresh pages (an
+    # output or temporary over glibc's mmap threshold), so the time includes faulting them in and zeroing them.
+    faults_per_call: float | None = None
+
+
+class EagerTimes(Times):
+    # The reference timed alone in the judge's own process, where the candidate has a process of its own: on the
+    # cpu the timing cross-check bounds median_ms (timed beside the candidate there) by it; on GPUs the eager and
+    # compile median_ms are the lower of the two processes' medians.
+    judge_ms: float | None = None
+    faults_per_call: float | None = Field(None, description="as CandidateTimes.faults_per_call")
+
+
+class CompileTimes(Times):
+    correct: bool | None = Field(None, description="whether torch.compile's output matched the reference")
+
+
+class Timings(BaseModel):
+    """The case's timing pass: each timed function's figures and the loop's iterations."""
+
+    candidate: CandidateTimes = Field(default_factory=CandidateTimes)
+    eager: EagerTimes = Field(default_factory=EagerTimes)
+    compile: CompileTimes = Field(default_factory=CompileTimes)
+    iters: int | None = Field(None, description="iterations of the candidate's timing loop")
+
+    def of(self, name: str) -> Times:
+        """The figures of the timed function `name` ("candidate", "eager" or "compile")."""
+        return {"candidate": self.candidate, "eager": self.eager, "compile": self.compile}[name]
+
+
+class Accuracy(BaseModel):
+    """How the case's outputs were compared with the reference's: the rule, the trials, the errors measured."""
+
+    trials: list[str] = Field(default_factory=list, description="input distribution of each trial run")
+    max_abs_err: float | None = None
+    max_rel_err: float | None = None
     norm_err: float | None = Field(None, description="largest ||out - ref||_2 / ||ref||_2 over the trials")
     ref_max_abs: float | None = Field(None, description="largest |ref| over the trials (finite values)")
     atol: float | None = Field(
         None, description="the fixed tolerance: the rule, or the fallback of a trial without an oracle"
     )
     rtol: float | None = None
-    correctness: str = Field("", description="the rule the case was judged by (eval/worker/correctness.Criterion)")
+    rule: str = Field("", description="the rule the case was judged by (eval/worker/correctness.Criterion)")
     error_ratio: float | None = Field(
         None, description="measured rule: the largest error over the reference's own rounding error, over the trials"
     )
     kernelbench_correct: bool | None = Field(
         None, description="KernelBench's verdict (atol = rtol = 1e-2) on the given inputs; None: not reached"
     )
+
+
+class Roofline(BaseModel):
+    """The least time the data movement and arithmetic take, against which the candidate's time is read."""
+
+    min_bytes: int | None = Field(None, description="bytes every input and output take to move once")
+    # GPU targets, from the device's peaks: the least time the hardware needs for min_bytes and any declared FLOPs.
+    floor_ms: float | None = None
+    # Whether the bytes (not the FLOPs) set that floor, and min_bytes at the device's measured bandwidth: a
+    # kernel's share of the measured HBM bandwidth is bytes_ms / the candidate's median_ms.
+    memory_bound: bool | None = None
+    bytes_ms: float | None = None
+    # With copy_floor: `dst.copy_(src)` of min_bytes (half read, half written), timed in the same interleaved loop:
+    # what "bound by memory" costs at this size on this device, launch and ramp-up included.
+    copy_ms: float | None = None
+
+
+class Reliability(BaseModel):
+    """Why the case's figures may not be trusted: what the host and the judge's clock allowed (see
+    EvalResult.unreliable)."""
+
     contention: HostContention | None = Field(None, description="the host as the judge measured it (timed cases)")
     unresolved: str = Field(
         "",
         description="cpu: why the candidate's time is the judge's bound, not its report (a call below what the "
         "judge resolves around a request)",
     )
+
+
+# Each flat JSON key (the order `eval --json`, the store and result.json files have always had: docs/design.md,
+# "Evaluation result") and where it lives in CaseResult, as a dotted path.
+FLAT_FIELDS: tuple[tuple[str, str], ...] = (
+    ("shape", "shape"),
+    ("correct", "correct"),
+    ("max_abs_err", "accuracy.max_abs_err"),
+    ("max_rel_err", "accuracy.max_rel_err"),
+    ("reason", "reason"),
+    ("trials", "accuracy.trials"),
+    ("t_candidate_ms", "timing.candidate.median_ms"),
+    ("t_eager_ms", "timing.eager.median_ms"),
+    ("t_compile_ms", "timing.compile.median_ms"),
+    ("t_candidate_iqr_ms", "timing.candidate.iqr_ms"),
+    ("t_eager_iqr_ms", "timing.eager.iqr_ms"),
+    ("t_compile_iqr_ms", "timing.compile.iqr_ms"),
+    ("timing_iters", "timing.iters"),
+    ("t_eager_judge_ms", "timing.eager.judge_ms"),
+    ("candidate_faults_per_call", "timing.candidate.faults_per_call"),
+    ("eager_faults_per_call", "timing.eager.faults_per_call"),
+    ("t_candidate_graph_ms", "timing.candidate.graph_ms"),
+    ("t_eager_graph_ms", "timing.eager.graph_ms"),
+    ("t_compile_graph_ms", "timing.compile.graph_ms"),
+    ("t_candidate_host_ms", "timing.candidate.host_ms"),
+    ("t_eager_host_ms", "timing.eager.host_ms"),
+    ("t_compile_host_ms", "timing.compile.host_ms"),
+    ("t_candidate_launch_ms", "timing.candidate.launch_ms"),
+    ("t_eager_launch_ms", "timing.eager.launch_ms"),
+    ("t_compile_launch_ms", "timing.compile.launch_ms"),
+    ("t_candidate_tail_ms", "timing.candidate.tail_ms"),
+    ("t_candidate_unseen_ms", "timing.candidate.unseen_ms"),
+    ("t_eager_tail_ms", "timing.eager.tail_ms"),
+    ("t_compile_tail_ms", "timing.compile.tail_ms"),
+    ("min_bytes", "roofline.min_bytes"),
+    ("t_roofline_ms", "roofline.floor_ms"),
+    ("memory_bound", "roofline.memory_bound"),
+    ("t_bytes_ms", "roofline.bytes_ms"),
+    ("t_copy_ms", "roofline.copy_ms"),
+    ("speedup", "speedup"),
+    ("speedup_graph", "speedup_graph"),
+    ("compile_baseline_correct", "timing.compile.correct"),
+    ("norm_err", "accuracy.norm_err"),
+    ("ref_max_abs", "accuracy.ref_max_abs"),
+    ("atol", "accuracy.atol"),
+    ("rtol", "accuracy.rtol"),
+    ("correctness", "accuracy.rule"),
+    ("error_ratio", "accuracy.error_ratio"),
+    ("kernelbench_correct", "accuracy.kernelbench_correct"),
+    ("contention", "reliability.contention"),
+    ("unresolved", "reliability.unresolved"),
+    ("timed", "timed"),
+)
+
+
+class CaseResult(BaseModel):
+    """One shape case: correctness over all trials, then interleaved timings.
+
+    Held as typed groups (timing, accuracy, roofline, reliability) and written as the flat JSON of FLAT_FIELDS,
+    which old runs, the store and `eval --json` readers know (docs/design.md, "Evaluation result"). Nested models
+    with a flat (de)serialization, not flat storage with typed views: views over flat fields would read and write
+    them by composed names, the very thing the groups replace, while here the code writes
+    `cr.timing.of(name).graph_ms` and one table maps both ways. A field added to a group needs its row in
+    FLAT_FIELDS (tests/test_case_result_flat.py fails without it).
+    """
+
+    shape: dict[str, Any]
+    correct: bool
+    reason: str = ""
+    speedup: float | None = None
+    speedup_graph: float | None = None
     timed: bool = Field(True, description="False: one of the problem's CHECK_CASES, judged for correctness alone")
+    accuracy: Accuracy = Field(default_factory=Accuracy)
+    timing: Timings = Field(default_factory=Timings)
+    roofline: Roofline = Field(default_factory=Roofline)
+    reliability: Reliability = Field(default_factory=Reliability)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_flat(cls, data: Any) -> Any:
+        """Flat keys (a stored result, `eval --json`, keyword arguments) go into their groups."""
+        if not isinstance(data, dict):
+            return data
+        data = dict(data)
+        for flat, path in FLAT_FIELDS:
+            if "." in path and flat in data:
+                *groups, leaf = path.split(".")
+                node = data
+                for group in groups:
+                    inner = node.get(group)
+                    node[group] = inner = inner.model_dump() if isinstance(inner, BaseModel) else dict(inner or {})
+                    node = inner
+                node[leaf] = data.pop(flat)
+        return data
+
+    @model_serializer(mode="wrap")
+    def _to_flat(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """The flat JSON, key for key in FLAT_FIELDS' order (keys an exclude or include left out stay out)."""
+        nested = handler(self)
+        flat: dict[str, Any] = {}
+        for key, path in FLAT_FIELDS:
+            node: Any = nested
+            for part in path.split("."):
+                if not isinstance(node, dict) or part not in node:
+                    break
+                node = node[part]
+            else:
+                flat[key] = node
+        return flat
 
 
 class EvalResult(BaseModel):
@@ -192,15 +319,15 @@ class EvalResult(BaseModel):
         """'' unless the judge's own measurements showed the host contended while it timed a case, or a case's calls
         were below what the judge resolves: then why the figures are unreliable, with the measured shortfall and
         spread (an `ok`'s speedup, an `inconclusive`'s times)."""
-        busy = [c for c in self.cases if c.contention is not None and c.contention.contended]
-        short = [f"{c.unresolved} ({_shape(c)})" for c in self.cases if c.unresolved]
+        busy = [c for c in self.cases if c.reliability.contention is not None and c.reliability.contention.contended]
+        short = [f"{c.reliability.unresolved} ({_shape(c)})" for c in self.cases if c.reliability.unresolved]
         if not busy:
             return "; ".join(short)
-        worst = max(busy, key=lambda c: (c.contention.shortfall or 0.0, c.contention.spread))
+        worst = max(busy, key=lambda c: (c.reliability.contention.shortfall or 0.0, c.reliability.contention.spread))
         return "; ".join(
             [
                 f"a contended host: timed on {len(busy)} of {len(self.cases)} cases while "
-                f"{worst.contention.describe()} ({_shape(worst)}); evaluate again on an idle machine",
+                f"{worst.reliability.contention.describe()} ({_shape(worst)}); evaluate again on an idle machine",
                 *short,
             ]
         )
@@ -210,7 +337,7 @@ class EvalResult(BaseModel):
     def kernelbench_correct(self) -> bool | None:
         """KernelBench's verdict over the cases: correct on every case's given inputs; None where a case was not
         reached (an earlier failure, or a check before the comparison)."""
-        verdicts = [c.kernelbench_correct for c in self.cases]
+        verdicts = [c.accuracy.kernelbench_correct for c in self.cases]
         if not verdicts or None in verdicts:
             return False if False in verdicts else None
         return all(verdicts)
@@ -231,7 +358,7 @@ class EvalResult(BaseModel):
         kernel's, whichever baseline fitness used; None when incorrect or never timed against it."""
         if not self.correct:
             return None
-        times = [(c.t_compile_ms if baseline == "compile" else c.t_eager_ms, c.t_candidate_ms) for c in self.cases]
+        times = [(c.timing.of(baseline).median_ms, c.timing.candidate.median_ms) for c in self.cases]
         ratios = [base / t for base, t in times if base and t]
         return geomean(ratios) if ratios else None
 

@@ -70,12 +70,12 @@ def test_check_cases_are_judged_but_never_timed(cpu_evaluator, handful, tmp_path
     candidate = _candidate(tmp_path, "aten::gelu.default")
     result = cpu_evaluator.evaluate(problem, candidate, trials=1, timed=True, max_iters=5, budget_s=0.05)
     n_timed = len(shape_cases(exec_problem(problem.path)))
-    assert all(not c.timed and c.t_candidate_ms is None for c in result.cases[n_timed:])
-    busy = any(c.contention and c.contention.contended for c in result.cases)
+    assert all(not c.timed and c.timing.candidate.median_ms is None for c in result.cases[n_timed:])
+    busy = any(c.reliability.contention and c.reliability.contention.contended for c in result.cases)
     if result.status is Status.INCONCLUSIVE and busy:  # the judge measured the host busy: no verdict to check
         return
     assert result.status is Status.OK, result.reason
-    assert all(c.t_candidate_ms for c in result.cases[:n_timed])
+    assert all(c.timing.candidate.median_ms for c in result.cases[:n_timed])
     assert all(c.correct for c in result.cases[n_timed:]) and len(result.cases) > n_timed
     assert result.speedup is not None  # over the timed cases alone
 

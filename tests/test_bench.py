@@ -87,8 +87,8 @@ def test_copy_floor_is_timed_only_when_asked(cpu_evaluator, relu_problem):
     plain = cpu_evaluator.evaluate(relu_problem, CANDIDATES / "relu_ok.py", trials=1)
     floored = cpu_evaluator.evaluate(relu_problem, CANDIDATES / "relu_ok.py", trials=1, copy_floor=True)
     assert plain.correct and floored.correct
-    assert all(c.t_copy_ms is None for c in plain.cases)
-    assert all(c.t_copy_ms and c.t_copy_ms > 0 and c.min_bytes for c in floored.cases)
+    assert all(c.roofline.copy_ms is None for c in plain.cases)
+    assert all(c.roofline.copy_ms and c.roofline.copy_ms > 0 and c.roofline.min_bytes for c in floored.cases)
 
 
 def test_target_cells_read_tiny_floors():
@@ -226,7 +226,7 @@ def test_discovery_errors_and_fast_p(tmp_path):
 
 def _contended_ok() -> EvalResult:
     case = CaseResult(shape={"N": 8}, correct=True, t_candidate_ms=1.0, t_eager_ms=3.0, speedup=3.0)
-    case.contention = HostContention(shortfall=0.8, spread=1.7, candidate_cpu=0.0, contended=True)
+    case.reliability.contention = HostContention(shortfall=0.8, spread=1.7, candidate_cpu=0.0, contended=True)
     return EvalResult(status=Status.OK, correct=True, cases=[case]).finalize()
 
 

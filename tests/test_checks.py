@@ -183,7 +183,7 @@ def test_host_clock_check_measures_again_before_it_rejects():
     noisy = _case(t_candidate_ms=0.026, t_candidate_tail_ms=0.127, t_eager_ms=0.077, t_eager_tail_ms=0.08)
     clock = _HostClock({"eager": 0.079, "candidate": 0.03})
     confirm_host_tails(lambda: clock.time_host(fns, []), noisy)
-    assert clock.calls == 1 and noisy.t_candidate_tail_ms == 0.03 and speed.host_clock_gap(noisy) == ""
+    assert clock.calls == 1 and noisy.timing.candidate.tail_ms == 0.03 and speed.host_clock_gap(noisy) == ""
     # Work on a side stream stretches every measurement: still rejected.
     side = _case(t_candidate_ms=0.005, t_candidate_tail_ms=0.5, t_eager_ms=0.02, t_eager_tail_ms=0.03)
     clock = _HostClock({"eager": 0.03, "candidate": 0.49})
@@ -255,7 +255,7 @@ def test_unseen_inputs_check_takes_a_second_round_of_new_inputs_before_it_reject
     cr = _case(t_candidate_ms=0.6)
     pc = case_with_held_back_sets()
     check_unseen_inputs(timer, pc, None, cr, g)
-    assert calls == [[0, 1], [2, 3]] and cr.t_candidate_unseen_ms == 0.6
+    assert calls == [[0, 1], [2, 3]] and cr.timing.candidate.unseen_ms == 0.6
     # A cache keyed by content misses on every new set: rejected after the second round.
     calls = scripted(([4.0, 4.1], [0.03, 0.03]), ([4.0, 4.2], [0.03, 0.03]))
     pc = case_with_held_back_sets()
@@ -401,8 +401,8 @@ def test_speed_checks_on_a_gpu_target_record_the_floor_its_kind_and_the_bytes_at
         cr = _case(t_candidate_ms=2.0)
         pc = SimpleNamespace(min_bytes=10**9, flops=flops)
         assert speed_checks(pc, cr, peaks, guard, EvalResult(status=Status.OK, correct=True)) == ""
-        assert cr.t_roofline_ms == pytest.approx(floor) and cr.memory_bound is memory_bound
-        assert cr.t_bytes_ms == pytest.approx(1.0)  # at the measured 1 TB/s, not the datasheet's 2
+        assert cr.roofline.floor_ms == pytest.approx(floor) and cr.roofline.memory_bound is memory_bound
+        assert cr.roofline.bytes_ms == pytest.approx(1.0)  # at the measured 1 TB/s, not the datasheet's 2
 
 
 def test_the_cpu_timer_counts_the_page_faults_of_timed_calls_and_a_paging_case_is_listed_for_review():
@@ -479,11 +479,11 @@ def test_on_a_gpu_the_speedup_takes_the_lower_of_the_two_processes_baselines():
     g = SimpleNamespace(review=[])
     cr = _case(t_eager_ms=2.0, t_compile_ms=1.0, t_candidate_ms=0.5)
     harness.lower_baselines(cr, {"eager": 2.0, "compile": 1.0}, {"eager": 1.0, "compile": 1.1}, g)
-    assert (cr.t_eager_ms, cr.t_compile_ms) == (1.0, 1.0)
+    assert (cr.timing.eager.median_ms, cr.timing.compile.median_ms) == (1.0, 1.0)
     assert len(g.review) == 1 and "the reference took 2 ms in the candidate's process and 1 ms" in g.review[0]
     cr = _case(t_eager_ms=1.2)  # no torch.compile baseline timed
     harness.lower_baselines(cr, {"eager": 1.2}, {"eager": 1.0}, g)
-    assert cr.t_eager_ms == 1.0 and cr.t_compile_ms is None and len(g.review) == 1
+    assert cr.timing.eager.median_ms == 1.0 and cr.timing.compile.median_ms is None and len(g.review) == 1
     assert harness.REFERENCE_FACTOR_GPU > 2.0  # host-bound references: about 2x apart from one process to the other
 
 
@@ -696,7 +696,7 @@ def test_the_judges_block_on_a_gpu_bounds_the_reported_time_and_checks_every_out
         return cr, g
 
     cr, g = judged(Host("graph", 0.009))  # a replay no slower than the report: honest
-    assert cr.t_candidate_unseen_ms == pytest.approx(0.009) and not g.review
+    assert cr.timing.candidate.unseen_ms == pytest.approx(0.009) and not g.review
     assert "calls" not in ref_block  # within the bound as it stands: the reference's drift, which widens it, unasked
     cr, g = judged(Host("graph", 0.013), claim=0.006)  # tiny kernels: a graph's cost per kernel
     with pytest.raises(CandidateFailure, match="or the reported times are not the calls'"):
@@ -759,7 +759,7 @@ def test_the_judges_block_on_a_gpu_bounds_the_reported_time_and_checks_every_out
                     on(case, host)
             else:
                 cr, g = on(case, host)
-                assert cr.t_candidate_unseen_ms == pytest.approx(0.009) and "launched one by one" in g.review[0]
+                assert cr.timing.candidate.unseen_ms == pytest.approx(0.009) and "launched one by one" in g.review[0]
             assert host.ended and len(host.given) == len(per_call)
             refs = [(work or host.work)(i, s) for i, s in enumerate(host.sets)]
             assert [t.shape for t in host.given[-1]] == [t.shape for t in refs]  # each shaped as its reference

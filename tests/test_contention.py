@@ -74,7 +74,7 @@ def test_the_candidate_s_process_may_not_call_its_own_result_inconclusive(status
 
 def _result(status: Status, wait: float) -> EvalResult:
     case = CaseResult(shape={"N": 8}, correct=True, t_candidate_ms=1.0, t_eager_ms=2.0, speedup=2.0)
-    case.contention = measured(wait)
+    case.reliability.contention = measured(wait)
     return EvalResult(status=status, correct=False, cases=[case], target="cpu").finalize()
 
 
@@ -84,7 +84,10 @@ def test_an_ok_timed_on_a_contended_host_says_its_figure_is_unreliable_with_the_
     assert busy.unreliable.startswith("a contended host: timed on 1 of 1 cases while the judge's own timing")
     assert "spread 1.20x" in busy.unreliable and "was denied 75% of the CPU" in busy.unreliable
     again = EvalResult.model_validate_json(busy.model_dump_json())  # stored and read back, as the store does
-    assert again.unreliable == busy.unreliable and again.cases[0].contention == busy.cases[0].contention
+    assert (
+        again.unreliable == busy.unreliable
+        and again.cases[0].reliability.contention == busy.cases[0].reliability.contention
+    )
     assert busy.model_dump(mode="json")["unreliable"] == busy.unreliable  # `eval --json`
     out = io.StringIO()
     print_result(busy, Console(file=out, width=400))
@@ -136,11 +139,15 @@ def test_the_shortfall_is_of_one_cpu_at_most():
 
 def test_a_call_below_what_the_judge_resolves_is_unreliable_too():
     case = CaseResult(shape={"N": 8}, correct=True, t_candidate_ms=0.03, t_eager_ms=0.01, speedup=1 / 3)
-    case.unresolved = "the candidate's process reported 0.001 ms per call, below what the judge's clock allows"
+    case.reliability.unresolved = (
+        "the candidate's process reported 0.001 ms per call, below what the judge's clock allows"
+    )
     result = EvalResult(status=Status.OK, correct=True, cases=[case], target="cpu").finalize()
-    assert result.unreliable == f"{case.unresolved} (N=8)"
-    case.contention = measured(0.6)
-    assert result.unreliable.startswith("a contended host") and result.unreliable.endswith(f"{case.unresolved} (N=8)")
+    assert result.unreliable == f"{case.reliability.unresolved} (N=8)"
+    case.reliability.contention = measured(0.6)
+    assert result.unreliable.startswith("a contended host") and result.unreliable.endswith(
+        f"{case.reliability.unresolved} (N=8)"
+    )
 
 
 def _during(wait: float | None, others: float | None = 0.0) -> HostContention:

@@ -12,7 +12,11 @@ def test_the_measured_rule_is_recorded_with_kernelbench_s_verdict(cpu_evaluator,
     ok = cpu_evaluator.evaluate(relu_problem, CANDIDATES / "relu_ok.py", trials=3, timed=False)
     assert ok.status is Status.OK, ok.reason
     case = ok.cases[0]
-    assert case.correctness.startswith("measured") and case.error_ratio is not None and case.error_ratio <= 16
+    assert (
+        case.accuracy.rule.startswith("measured")
+        and case.accuracy.error_ratio is not None
+        and case.accuracy.error_ratio <= 16
+    )
     assert ok.kernelbench_correct is True
     clamped = cpu_evaluator.evaluate(relu_problem, CANDIDATES / "relu_clamped.py", trials=3, timed=False)
     assert clamped.status is Status.INCORRECT and "large inputs" in clamped.reason
@@ -24,8 +28,8 @@ def test_kernelbench_mode_judges_given_inputs_at_one_percent(cpu_evaluator, relu
         relu_problem, CANDIDATES / "relu_clamped.py", trials=2, timed=False, correctness="kernelbench"
     )
     assert result.status is Status.OK, result.reason
-    assert result.cases[0].trials == ["given", "given"]
-    assert result.cases[0].correctness.startswith("kernelbench")
+    assert result.cases[0].accuracy.trials == ["given", "given"]
+    assert result.cases[0].accuracy.rule.startswith("kernelbench")
 
 
 def test_a_candidate_that_turns_tf32_on_is_rejected(cpu_evaluator, relu_problem):

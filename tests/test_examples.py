@@ -51,7 +51,7 @@ def test_triton_candidate_is_correct_in_the_interpreter(cpu_evaluator, small_exa
     result = cpu_evaluator.evaluate(problem, EXAMPLES / name / "candidate_triton.py")
     assert result.status is Status.OK, (result.reason, result.log_tail)
     assert result.interpreted and result.languages == ["triton"]
-    assert result.speedup is None and all(c.t_candidate_ms is None for c in result.cases)
+    assert result.speedup is None and all(c.timing.candidate.median_ms is None for c in result.cases)
     assert len(result.cases) >= 2 and all(c.correct for c in result.cases)
 
 
@@ -67,7 +67,11 @@ def test_cpp_candidate_is_correct_and_timed(cpu_evaluator, small_examples, name)
     assert honest_checks | {"kernel_policy", "kernel_launch", "timing_outputs"} <= set(result.checks), result.checks
     assert result.speedup and result.speedup > 0 and result.fitness == result.speedup
     for case in result.cases:
-        assert case.t_candidate_ms > 0 and case.t_eager_ms > 0 and case.t_candidate_iqr_ms is not None
+        assert (
+            case.timing.candidate.median_ms > 0
+            and case.timing.eager.median_ms > 0
+            and case.timing.candidate.iqr_ms is not None
+        )
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -76,7 +80,7 @@ def test_wrong_candidate_is_incorrect(cpu_evaluator, small_examples, name):
     result = cpu_evaluator.evaluate(problem, EXAMPLES / name / "candidate_wrong.py")
     assert result.status is Status.INCORRECT, result.reason
     assert result.fitness == 0 and result.reason
-    assert any(not c.correct and c.max_abs_err for c in result.cases)
+    assert any(not c.correct and c.accuracy.max_abs_err for c in result.cases)
 
 
 def test_triton_relu_on_a_kernelbench_file(cpu_evaluator, relu_problem):
@@ -92,5 +96,5 @@ def test_a_cpu_timing_that_waited_for_cores_is_listed_for_review(cpu_evaluator):
     scheduling gives each session its share of the cores.)"""
     result = cpu_evaluator.evaluate(load_problem(FIXTURES / "transpose.py"), CANDIDATES / "transpose_threads.py")
     assert result.status is Status.OK, (result.reason, result.log_tail)
-    assert all(c.t_candidate_ms for c in result.cases)
+    assert all(c.timing.candidate.median_ms for c in result.cases)
     assert any("waited for a CPU" in note for note in result.review), result.review

@@ -353,13 +353,13 @@ def test_profiling_cannot_change_the_verdict():
     ).finalize()
 
     def hostile_collect(*args, **kwargs):
-        result.cases[0].t_candidate_ms = 1e-6  # what frame-walking candidate code could do meanwhile
+        result.cases[0].timing.candidate.median_ms = 1e-6  # what frame-walking candidate code could do meanwhile
         result.speedup = 1000.0
         return {"kernels": [], "launches": 1, "own_share": 0.1}
 
     stages: dict[str, float] = {}
     kept = harness.profiled(result, hostile_collect, stages)
-    assert kept.cases[0].t_candidate_ms == 1.0 and kept.speedup != 1000.0
+    assert kept.cases[0].timing.candidate.median_ms == 1.0 and kept.speedup != 1000.0
     assert kept.profile == {"kernels": [], "launches": 1, "own_share": 0.1} and "profile" in stages
     assert any("own kernels take 10%" in note for note in kept.review)
 

@@ -77,4 +77,4 @@ def test_cpp_seed_is_correct_and_timed(cpu_evaluator, small_problems, name):
     result = cpu_evaluator.evaluate(problem, SUITE / name / "seed_cpp.py", trials=2, require_kernel=True)
     assert result.status is Status.OK, (result.reason, result.log_tail)
     assert result.languages == ["cpp"] and not result.interpreted
-    assert all(c.correct and c.t_candidate_ms and c.t_candidate_ms > 0 for c in result.cases)
+    assert all(c.correct and c.timing.candidate.median_ms and c.timing.candidate.median_ms > 0 for c in result.cases)

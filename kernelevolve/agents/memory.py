@@ -120,7 +120,7 @@ def mismatch_pattern(result: EvalResult) -> str:
         parts.append(f"fails only on {', '.join(dists)} inputs (numerical range: overflow, cancellation)")
     if "modified" in reasons:
         parts.append("the kernel modifies its input")
-    err = max((c.max_abs_err or 0.0) for c in bad)
+    err = max((c.accuracy.max_abs_err or 0.0) for c in bad)
     if err and err < 1e-2:
         parts.append(f"errors are small (max {err:.2g}): accumulation order or precision")
     return "; ".join(parts)
@@ -141,19 +141,20 @@ def roofline(result: EvalResult, facts: DeviceFacts | None = None) -> dict[str, 
     the harness records none: its minimum bytes at the host's bandwidth (`facts`: measured where the peaks cache
     has it, else assumed, as the facts say)."""
     primary = result.cases[0] if result.cases else None
-    if primary is None or not primary.t_candidate_ms:
+    if primary is None or not primary.timing.candidate.median_ms:
         return None
-    floor_ms, extra = primary.t_roofline_ms, {}
-    if not floor_ms and hosted(result.target) and facts is not None and facts.bandwidth_gbs and primary.min_bytes:
-        floor_ms = primary.min_bytes / (facts.bandwidth_gbs * 1e9) * 1e3
+    measured_ms, min_bytes = primary.timing.candidate.median_ms, primary.roofline.min_bytes
+    floor_ms, extra = primary.roofline.floor_ms, {}
+    if not floor_ms and hosted(result.target) and facts is not None and facts.bandwidth_gbs and min_bytes:
+        floor_ms = min_bytes / (facts.bandwidth_gbs * 1e9) * 1e3
         extra = {"bandwidth_gbs": facts.bandwidth_gbs}
     if not floor_ms:
         return None
     return {
-        "min_bytes": float(primary.min_bytes or 0),
+        "min_bytes": float(min_bytes or 0),
         "floor_ms": floor_ms,
-        "measured_ms": primary.t_candidate_ms,
-        "fraction_of_roofline": floor_ms / primary.t_candidate_ms,
+        "measured_ms": measured_ms,
+        "fraction_of_roofline": floor_ms / measured_ms,
         **extra,
     }
 
@@ -333,7 +334,7 @@ def analyse(node_id: int, result: EvalResult, facts: DeviceFacts | None = None) 
     a.roofline = roofline(result, facts)
     host = a.roofline is not None and "bandwidth_gbs" in a.roofline
     primary = result.cases[0] if result.cases else None
-    if primary and primary.t_candidate_ms and primary.t_candidate_ms < 0.02:
+    if primary and primary.timing.candidate.median_ms and primary.timing.candidate.median_ms < 0.02:
         a.bottleneck = "launch"
         a.advice.append("the kernel runs for microseconds: fewer launches, fuse, or more work per program")
     elif host and a.roofline:

@@ -135,7 +135,7 @@ def print_result(result: EvalResult, console: Console) -> None:
     )
     if result.reason:
         console.print(f"reason: {result.reason}")
-    rules = sorted({c.correctness for c in result.cases if c.correctness})
+    rules = sorted({c.accuracy.rule for c in result.cases if c.accuracy.rule})
     if rules:
         console.print(f"correctness: {'; '.join(rules)}")
     if result.memory:
@@ -189,13 +189,13 @@ def _cases_table(result: EvalResult) -> Table:
     columns = [
         ("case", lambda c: " ".join(f"{k}={v}" for k, v in c.shape.items()) or "-"),
         ("correct", lambda c: "yes" if c.correct else "no"),
-        ("max abs err", lambda c: f"{c.max_abs_err:.1e}" if c.max_abs_err is not None else "-"),
-        ("error / own", lambda c: f"{c.error_ratio:.2g}x" if c.error_ratio is not None else "-"),
-        ("KernelBench", lambda c: {True: "yes", False: "no", None: "-"}[c.kernelbench_correct]),
-        ("candidate ms", lambda c: _ms(c.t_candidate_ms)),
-        ("eager ms", lambda c: _ms(c.t_eager_ms)),
-        ("compile ms", lambda c: _ms(c.t_compile_ms)),
-        ("copy of its bytes ms", lambda c: _ms(c.t_copy_ms)),
+        ("max abs err", lambda c: f"{c.accuracy.max_abs_err:.1e}" if c.accuracy.max_abs_err is not None else "-"),
+        ("error / own", lambda c: f"{c.accuracy.error_ratio:.2g}x" if c.accuracy.error_ratio is not None else "-"),
+        ("KernelBench", lambda c: {True: "yes", False: "no", None: "-"}[c.accuracy.kernelbench_correct]),
+        ("candidate ms", lambda c: _ms(c.timing.candidate.median_ms)),
+        ("eager ms", lambda c: _ms(c.timing.eager.median_ms)),
+        ("compile ms", lambda c: _ms(c.timing.compile.median_ms)),
+        ("copy of its bytes ms", lambda c: _ms(c.roofline.copy_ms)),
         ("speedup", lambda c: f"{c.speedup:.2f}x" if c.speedup else "-"),
         ("graph speedup", lambda c: f"{c.speedup_graph:.2f}x" if c.speedup_graph else "-"),
     ]

@@ -95,7 +95,7 @@ def _evaluation(result: EvalResult, say: Any, console: Console) -> None:
         say(f"review: {note}")
     if not result.cases:
         return
-    compile_ms = any(c.t_compile_ms is not None for c in result.cases)
+    compile_ms = any(c.timing.compile.median_ms is not None for c in result.cases)
     reasons = any(c.reason for c in result.cases)
     columns = ["case", "shape", "correct", "max abs err", "max rel err", "kernel ms", "eager ms"]
     table = Table(*columns, *(["compile ms"] if compile_ms else []), "speedup", *(["reason"] if reasons else []))
@@ -104,12 +104,12 @@ def _evaluation(result: EvalResult, say: Any, console: Console) -> None:
             str(i),
             Text(json.dumps(c.shape)),
             str(c.correct),
-            _fmt(c.max_abs_err),
-            _fmt(c.max_rel_err),
-            _fmt(c.t_candidate_ms),
-            _fmt(c.t_eager_ms),
+            _fmt(c.accuracy.max_abs_err),
+            _fmt(c.accuracy.max_rel_err),
+            _fmt(c.timing.candidate.median_ms),
+            _fmt(c.timing.eager.median_ms),
         ]
-        cells += [_fmt(c.t_compile_ms)] if compile_ms else []
+        cells += [_fmt(c.timing.compile.median_ms)] if compile_ms else []
         cells.append(_fmt(c.speedup, "x"))
         cells += [Text(c.reason or "-")] if reasons else []
         table.add_row(*cells)

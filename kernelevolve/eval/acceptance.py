@@ -30,8 +30,11 @@ def mismatches(result: EvalResult, job: EvalJob, problem_hash: str, candidate_ha
     if result.baseline not in ("eager", job.baseline):
         found.append(f"it was timed against {result.baseline!r}, the job asked for {job.baseline!r}")
     for i, case in enumerate(result.cases):
-        base = case.t_compile_ms if result.baseline == "compile" else case.t_eager_ms
-        expected = base / case.t_candidate_ms if base and case.t_candidate_ms else None
+        base, t = (
+            case.timing.of("compile" if result.baseline == "compile" else "eager").median_ms,
+            case.timing.candidate.median_ms,
+        )
+        expected = base / t if base and t else None
         if case.speedup is not None and not _same(case.speedup, expected):  # None: a case failed after timing
             found.append(f"case {i}'s speedup {case.speedup} is not its times' {expected}")
     sent = (result.correct, result.speedup, result.fitness)

@@ -134,15 +134,16 @@ def _tiny_outputs(results: Iterable[EvalResult]) -> list[str]:
     for result in results:
         for case in result.cases:
             key = repr(case.shape)
-            fixed = case.correctness.startswith("the problem's TOLERANCE") or "judged by the fixed tolerance" in (
+            fixed = case.accuracy.rule.startswith("the problem's TOLERANCE") or "judged by the fixed tolerance" in (
                 case.reason or ""
             )  # the measured rule scales with the outputs: tiny ones are judged as well as any
-            if key in seen or case.ref_max_abs is None or case.atol is None or not fixed:
+            largest, atol = case.accuracy.ref_max_abs, case.accuracy.atol
+            if key in seen or largest is None or atol is None or not fixed:
                 continue
             seen.add(key)
-            if case.ref_max_abs < case.atol:
+            if largest < atol:
                 out.append(
                     f"case {case.shape}: every reference output is below the tolerance (max |ref| = "
-                    f"{case.ref_max_abs:.3g} < atol {case.atol:g}): scale the outputs or lower atol"
+                    f"{largest:.3g} < atol {atol:g}): scale the outputs or lower atol"
                 )
     return out

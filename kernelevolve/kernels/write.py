@@ -190,7 +190,8 @@ def _case(
     name: str, node: Node, shape: dict[str, Any], pattern: calls.Pattern, called: dict[str, Any], c: CaseResult
 ) -> dict[str, Any]:
     """A DISPATCH entry: the call pattern, and the case's evaluation as the kernel passed it."""
-    best = min(t for t in (c.t_eager_ms, c.t_compile_ms) if t) if c.t_eager_ms else None
+    kernel_ms, eager_ms, compile_ms = (c.timing.of(name).median_ms for name in ("candidate", "eager", "compile"))
+    best = min(t for t in (eager_ms, compile_ms) if t) if eager_ms else None
     return {
         "kernel": name,
         "node": node.step,
@@ -198,19 +199,19 @@ def _case(
         "shape": shape,
         "arguments": pattern,
         **called,
-        "verdict": f"correct ({c.correctness or 'measured'}, error ratio {c.error_ratio:.3g})"
-        if c.error_ratio is not None
-        else f"correct ({c.correctness or 'measured'})",
-        "speedup": c.t_eager_ms / c.t_candidate_ms if c.t_eager_ms and c.t_candidate_ms else c.speedup,
-        "speedup_best": best / c.t_candidate_ms if best and c.t_candidate_ms else None,
-        "t_kernel_ms": c.t_candidate_ms,
-        "t_eager_ms": c.t_eager_ms,
-        "t_compile_ms": c.t_compile_ms,
+        "verdict": f"correct ({c.accuracy.rule or 'measured'}, error ratio {c.accuracy.error_ratio:.3g})"
+        if c.accuracy.error_ratio is not None
+        else f"correct ({c.accuracy.rule or 'measured'})",
+        "speedup": eager_ms / kernel_ms if eager_ms and kernel_ms else c.speedup,
+        "speedup_best": best / kernel_ms if best and kernel_ms else None,
+        "t_kernel_ms": kernel_ms,
+        "t_eager_ms": eager_ms,
+        "t_compile_ms": compile_ms,
     }
 
 
 def _evidence(run: Run, result: EvalResult) -> dict[str, Any]:
-    rules = sorted({c.correctness for c in result.cases if c.correctness})
+    rules = sorted({c.accuracy.rule for c in result.cases if c.accuracy.rule})
     return {
         "run": run.id,
         "problem": run.problem_path,

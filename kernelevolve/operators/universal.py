@@ -272,13 +272,14 @@ class UniversalOperator:
         r = parent.result
         cases = []
         for c in r.cases if r else []:
+            t = c.timing
             cases.append(
                 {
                     "shape": " ".join(f"{k}={v}" for k, v in c.shape.items()) or "-",
                     "correct": c.correct,
-                    "max_abs_err": f"{c.max_abs_err:.2e}" if c.max_abs_err is not None else "-",
-                    "t_candidate_ms": f"{c.t_candidate_ms:.4f}" if c.t_candidate_ms else "-",
-                    "t_eager_ms": f"{c.t_eager_ms:.4f}" if c.t_eager_ms else "-",
+                    "max_abs_err": f"{c.accuracy.max_abs_err:.2e}" if c.accuracy.max_abs_err is not None else "-",
+                    "t_candidate_ms": f"{t.candidate.median_ms:.4f}" if t.candidate.median_ms else "-",
+                    "t_eager_ms": f"{t.eager.median_ms:.4f}" if t.eager.median_ms else "-",
                     "speedup": f"{c.speedup:.3f}" if c.speedup else "-",
                 }
             )

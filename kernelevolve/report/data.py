@@ -190,13 +190,17 @@ def cases_data(
 
 
 def _timing_of(case: CaseResult, with_compile: CaseResult | None) -> dict[str, Any]:
-    timing = {k: getattr(case, k) for k in TIMING_FIELDS}
-    timing["speedup_eager"] = _ratio(case.t_eager_ms, case.t_candidate_ms)
-    timing["speedup_compile"] = _ratio(case.t_compile_ms, case.t_candidate_ms)
-    if with_compile is not None and with_compile.t_compile_ms:
-        timing["t_compile_ms"] = with_compile.t_compile_ms
-        timing["speedup_compile"] = _ratio(with_compile.t_compile_ms, with_compile.t_candidate_ms)
+    timing = _timing_of_row(case.model_dump())  # the flat JSON's names (result.FLAT_FIELDS)
+    timing["speedup_eager"] = _speedup(case, "eager")
+    timing["speedup_compile"] = _speedup(case, "compile")
+    if with_compile is not None and with_compile.timing.compile.median_ms:
+        timing["t_compile_ms"] = with_compile.timing.compile.median_ms
+        timing["speedup_compile"] = _speedup(with_compile, "compile")
     return timing
+
+
+def _speedup(case: CaseResult, baseline: str) -> float | None:
+    return _ratio(case.timing.of(baseline).median_ms, case.timing.candidate.median_ms)
 
 
 def _timing_of_row(case: dict[str, Any]) -> dict[str, Any]:
@@ -280,9 +284,9 @@ def detail_json(d: NodeDetail) -> dict[str, Any]:
             "speedup_compile": result.speedup_over("compile"),
             "cases": [
                 {
-                    **c.model_dump(mode="json", include=set(CASE_FIELDS)),
-                    "speedup_eager": _ratio(c.t_eager_ms, c.t_candidate_ms),
-                    "speedup_compile": _ratio(c.t_compile_ms, c.t_candidate_ms),
+                    **{k: v for k, v in c.model_dump(mode="json").items() if k in CASE_FIELDS},
+                    "speedup_eager": _speedup(c, "eager"),
+                    "speedup_compile": _speedup(c, "compile"),
                 }
                 for c in result.cases
             ],

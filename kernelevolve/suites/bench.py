@@ -133,36 +133,44 @@ def _parse_ids(spec: str) -> set[int]:
     return out
 
 
+# The flat fields of a case a bench row keeps, beside its speedups.
+ROW_CASE_FIELDS = (
+    "t_candidate_ms",
+    "t_eager_ms",
+    "t_compile_ms",
+    "t_roofline_ms",
+    "t_copy_ms",
+    "memory_bound",
+    "t_bytes_ms",
+    "t_candidate_graph_ms",
+    "t_eager_graph_ms",
+    "error_ratio",
+    "correctness",
+)
+
+
 def row_from(name: str, result: EvalResult, seed: str = "", run: str = "", kernel: str = "") -> BenchRow:
     cases = []
     for c in result.cases:
+        t, flat = c.timing, c.model_dump()  # the row keeps the flat JSON's names (result.FLAT_FIELDS)
+        kernel_ms, eager_ms, compile_ms = t.candidate.median_ms, t.eager.median_ms, t.compile.median_ms
         cases.append(
             {
                 "shape": c.shape,
                 "correct": c.correct,
                 "timed": c.timed,  # False: one of the problem's CHECK_CASES, judged for correctness alone
-                "speedup_eager": _ratio(c.t_eager_ms, c.t_candidate_ms),
-                "speedup_compile": _ratio(c.t_compile_ms, c.t_candidate_ms),
+                "speedup_eager": _ratio(eager_ms, kernel_ms),
+                "speedup_compile": _ratio(compile_ms, kernel_ms),
                 "speedup_best": scores.best_of(
-                    c.t_candidate_ms, c.t_eager_ms, c.t_compile_ms if c.compile_baseline_correct is not False else None
+                    kernel_ms, eager_ms, compile_ms if t.compile.correct is not False else None
                 ),
-                "t_candidate_ms": c.t_candidate_ms,
-                "t_eager_ms": c.t_eager_ms,
-                "t_compile_ms": c.t_compile_ms,
-                "t_roofline_ms": c.t_roofline_ms,
-                "t_copy_ms": c.t_copy_ms,
-                "memory_bound": c.memory_bound,
-                "t_bytes_ms": c.t_bytes_ms,
-                "t_candidate_graph_ms": c.t_candidate_graph_ms,
-                "t_eager_graph_ms": c.t_eager_graph_ms,
-                "error_ratio": c.error_ratio,
-                "correctness": c.correctness,
+                **{k: flat[k] for k in ROW_CASE_FIELDS},
             }
         )
     roof = None
     primary = result.cases[0] if result.cases else None
-    if primary is not None and primary.t_roofline_ms and primary.t_candidate_ms:
-        roof = primary.t_roofline_ms / primary.t_candidate_ms
+    if primary is not None and primary.roofline.floor_ms and primary.timing.candidate.median_ms:
+        roof = primary.roofline.floor_ms / primary.timing.candidate.median_ms
     return BenchRow(
         name,
         result.status.value,

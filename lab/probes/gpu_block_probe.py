@@ -57,8 +57,11 @@ def main() -> None:
             print("   CPUs allowed:", watch.found or "not seen")
             print("   CPUs seen running on:", {name: sorted(cpus) for name, cpus in watch.ran.items()})
             for c in r.cases:
-                ratio = round(c.t_eager_ms / c.t_eager_judge_ms, 3) if c.t_eager_ms and c.t_eager_judge_ms else None
-                print("   case", c.shape, c.t_candidate_ms, c.t_candidate_host_ms, c.t_candidate_unseen_ms, ratio)
+                t = c.timing
+                ratio = (
+                    round(t.eager.median_ms / t.eager.judge_ms, 3) if t.eager.median_ms and t.eager.judge_ms else None
+                )
+                print("   case", c.shape, t.candidate.median_ms, t.candidate.host_ms, t.candidate.unseen_ms, ratio)
             for note in r.review:
                 print("   review:", note[:300])
             for line in r.log_tail.splitlines():

@@ -30,7 +30,7 @@ def main() -> None:
         for i in range(args.repeats):
             r = ev.evaluate(problem, EXAMPLE / "candidate_triton.py", compile_baseline=False)
             for c in r.cases:
-                rows.append((i, r.status.value, c.shape, c.t_candidate_ms, c.t_candidate_unseen_ms))
+                rows.append((i, r.status.value, c.shape, c.timing.candidate.median_ms, c.timing.candidate.unseen_ms))
             print(f"evaluation {i}: {r.status.value}; {r.memory}; {r.reason[:300]}", flush=True)
     print("| evaluation | verdict | case | timed median ms | fastest call on new contents ms |")
     print("|---|---|---|---|---|")

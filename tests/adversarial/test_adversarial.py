@@ -103,7 +103,10 @@ def assert_caught(result, status: Status, why: str) -> None:
 def host_was_busy(result) -> bool:
     """Whether the judge measured the host contended, without the candidate's doing, while it timed a case: an
     honest kernel may then come back inconclusive (never rejected), docs/harness.md "A busy host"."""
-    busy = any(c.contention and c.contention.contended and not c.contention.by_candidate for c in result.cases)
+    busy = any(
+        c.reliability.contention and c.reliability.contention.contended and not c.reliability.contention.by_candidate
+        for c in result.cases
+    )
     return result.status is Status.INCONCLUSIVE and busy
 
 

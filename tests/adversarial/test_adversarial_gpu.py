@@ -69,7 +69,7 @@ def test_cpu_exploit_is_caught_on_cuda(cuda_evaluator, candidate, problem, polic
         candidate,
         result.status.value,
         result.reason,
-        [(c.t_candidate_ms, c.t_candidate_unseen_ms) for c in result.cases],
+        [(c.timing.candidate.median_ms, c.timing.candidate.unseen_ms) for c in result.cases],
     )
     assert result.status is status, (result.reason, result.log_tail)
     assert why in result.reason, result.reason
@@ -108,7 +108,7 @@ def test_what_the_candidates_process_forges_is_caught_by_the_judges_clock(
 ):
     result = _evaluate(cuda_evaluator, problem, HERE / candidate, False)
     if SPLIT:
-        assert result.status is Status.REJECTED, (result.reason, [c.t_candidate_unseen_ms for c in result.cases])
+        assert result.status is Status.REJECTED, (result.reason, [c.timing.candidate.unseen_ms for c in result.cases])
         assert why in result.reason, result.reason
     else:
         assert result.status is Status.OK and result.speedup < honest_speedup, (result.reason, result.speedup)

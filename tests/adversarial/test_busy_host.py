@@ -49,8 +49,10 @@ def test_an_honest_kernel_under_ci_s_own_load_is_not_called_contended(cpu_evalua
         pytest.skip(f"the host is busier than CI's own load (load average {load:.1f} on {cores} cores)")
     result = cpu_evaluator.evaluate(load_problem(PARALLEL), HERE / "honest" / "relu_passive_pool.py", **FAST_TIMING)
     assert result.status is Status.OK, result.reason
-    assert all(c.contention is not None for c in result.cases)
-    assert not any(c.contention.contended for c in result.cases), [c.contention for c in result.cases]
+    assert all(c.reliability.contention is not None for c in result.cases)
+    assert not any(c.reliability.contention.contended for c in result.cases), [
+        c.reliability.contention for c in result.cases
+    ]
 
 
 def test_a_busy_process_on_every_core_makes_results_inconclusive_never_rejected(cpu_evaluator, busy_cores):
@@ -63,11 +65,13 @@ def test_a_busy_process_on_every_core_makes_results_inconclusive_never_rejected(
     slowed = cpu_evaluator.evaluate(
         load_problem(PARALLEL), HERE / "exploits" / "slows_reference_in_its_process.py", **FAST_TIMING
     )
-    seen = [any(c.contention and c.contention.contended for c in r.cases) for r in (honest, slowed)]
-    assert any(seen), [c.contention for r in (honest, slowed) for c in r.cases]
+    seen = [
+        any(c.reliability.contention and c.reliability.contention.contended for c in r.cases) for r in (honest, slowed)
+    ]
+    assert any(seen), [c.reliability.contention for r in (honest, slowed) for c in r.cases]
     if seen[0]:  # where the judge's look missed the contention, an honest kernel's timing check can still fail
         assert honest.status in (Status.OK, Status.INCONCLUSIVE), honest.reason
-        assert honest.unreliable.startswith("a contended host"), [c.contention for c in honest.cases]
+        assert honest.unreliable.startswith("a contended host"), [c.reliability.contention for c in honest.cases]
     assert slowed.status is (Status.INCONCLUSIVE if seen[1] else Status.REJECTED), slowed.reason
     assert "timing cross-check" in slowed.reason
     if seen[1]:
@@ -81,7 +85,7 @@ def test_a_candidate_that_makes_the_host_look_busy_keeps_its_rejection(cpu_evalu
     result = cpu_evaluator.evaluate(load_problem(PARALLEL), HERE / "exploits" / "spins_while_judged.py", **FAST_TIMING)
     assert result.status is Status.REJECTED, result.reason
     assert "timing cross-check" in result.reason
-    contention = result.cases[0].contention
+    contention = result.cases[0].reliability.contention
     assert contention is not None and not contention.contended, contention
     if contention.by_candidate:
         assert "that contention is the candidate's" in result.reason

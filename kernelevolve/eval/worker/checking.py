@@ -114,7 +114,7 @@ def check_case(pc: PreparedCase, key: int, g: Guard, cr: CaseResult) -> tuple[An
             cmp = explain(pc.judge(out, trial), out, f"{trial.distribution} inputs")
             if trial.distribution == "given":
                 kb = cmp.ok if pc.criterion.rule == "kernelbench" else KERNELBENCH.check(out, trial.reference).ok
-                cr.kernelbench_correct = kb and cr.kernelbench_correct is not False
+                cr.accuracy.kernelbench_correct = kb and cr.accuracy.kernelbench_correct is not False
             if cmp.ok and i == 0:
                 cmp = cmp.merge(_deterministic(model, trial, out, pc, g))
             del out

@@ -65,7 +65,7 @@ from kernelevolve.problem.problem import (
     shape_cases,
     source_hash,
 )
-from kernelevolve.result import CaseResult, EvalResult, Status
+from kernelevolve.result import Accuracy, CaseResult, CompileTimes, EvalResult, Roofline, Status, Timings
 
 __all__ = ["CandidateFailure", "Report", "run_job"]
 
@@ -122,7 +122,7 @@ def time_case(
         before = sampler.before if sampler is not None else None
         during = contention.PassLoad(g.host.pids())  # the second busy-host signal: the pass's own wait
         stats, rest = measure(timer, fns, pc.timing_sets, after_call, rec.midway, copy, before)
-        result.contention = during.done() if not g.host.in_process else None
+        result.reliability.contention = during.done() if not g.host.in_process else None
         del copy
         outputs = rec.outputs() if g.host.in_process else rec.outputs(g.host.last_outputs(pc.timing_sets))
         if not g.host.in_process:
@@ -147,28 +147,31 @@ def time_case(
 
 def _record_medians(result: CaseResult, stats: dict[str, Any]) -> None:
     """The timed functions' medians and spreads, the candidate's iterations and page faults, into the case."""
-    result.t_candidate_ms, result.t_candidate_iqr_ms = stats["candidate"].median_ms, stats["candidate"].iqr_ms
-    result.t_eager_ms, result.t_eager_iqr_ms = stats["eager"].median_ms, stats["eager"].iqr_ms
-    result.timing_iters = stats["candidate"].n
-    result.candidate_faults_per_call = stats["candidate"].faults_per_call
-    result.eager_faults_per_call = stats["eager"].faults_per_call
-    if "compile" in stats:
-        result.t_compile_ms, result.t_compile_iqr_ms = stats["compile"].median_ms, stats["compile"].iqr_ms
+    timing = result.timing
+    for name in ("candidate", "eager", "compile"):
+        if name in stats:
+            timing.of(name).median_ms, timing.of(name).iqr_ms = stats[name].median_ms, stats[name].iqr_ms
+    timing.iters = stats["candidate"].n
+    timing.candidate.faults_per_call = stats["candidate"].faults_per_call
+    timing.eager.faults_per_call = stats["eager"].faults_per_call
 
 
 def _record_side_timings(result: CaseResult, stats: dict[str, Any], graphs: dict, host: dict) -> None:
     """CUDA-graph and host-clock medians, the device copy's time, launch costs and host tails, into the case."""
-    for kind, measured in (("graph", graphs), ("host", host)):
-        for name, st in measured.items():
-            if st is not None:
-                setattr(result, f"t_{name}_{kind}_ms", st.median_ms)
+    timing = result.timing
+    for name, st in graphs.items():
+        if st is not None:
+            timing.of(name).graph_ms = st.median_ms
+    for name, st in host.items():
+        if st is not None:
+            timing.of(name).host_ms = st.median_ms
     stats = dict(stats)
     if "copy" in stats:
-        result.t_copy_ms = stats.pop("copy").median_ms
+        result.roofline.copy_ms = stats.pop("copy").median_ms
     for name, st in stats.items():
-        setattr(result, f"t_{name}_launch_ms", st.launch_ms)
+        timing.of(name).launch_ms = st.launch_ms
     for name, st in host.items():
-        setattr(result, f"t_{name}_tail_ms", st.tail_ms if st is not None else None)
+        timing.of(name).tail_ms = st.tail_ms if st is not None else None
 
 
 def _cross_check(timer: Timer, pc: PreparedCase, fns: dict[str, Any], g: Guard, result: CaseResult) -> dict[str, float]:
@@ -177,7 +180,7 @@ def _cross_check(timer: Timer, pc: PreparedCase, fns: dict[str, Any], g: Guard, 
     here. Returns the judge's own medians of the baselines (ms, by name); raises CandidateFailure."""
     g.ran("timing_cross_check")
     own: dict[str, float] = {}
-    try:  # first, so that the judge has measured the host (result.contention) whichever check fails
+    try:  # first, so that the judge has measured the host (its contention) whichever check fails
         own = _cross_check_reference(timer, pc, {"eager": fns["eager"].median_ms()}, g, result, REFERENCE_FACTOR)
     except CandidateFailure as e:
         failure: CandidateFailure | None = e
@@ -198,15 +201,15 @@ def _judged_floor(result: CaseResult, fn: Any) -> None:
     where a fixed slack was most of the bound) can only lower the speedup. Where the bound, not the report, sets
     the time, the case says so (`unresolved`, hence the result's `unreliable`): the call is below what the judge
     resolves around a request here, and its speedup is a bound, not a figure to rank by."""
-    floor = fn.floor_ms()
-    if floor is None or result.t_candidate_ms is None or floor <= result.t_candidate_ms:
+    floor, candidate = fn.floor_ms(), result.timing.candidate
+    if floor is None or candidate.median_ms is None or floor <= candidate.median_ms:
         return
-    result.unresolved = (
-        f"the candidate's process reported {result.t_candidate_ms:.4g} ms per call, below what the judge's clock "
+    result.reliability.unresolved = (
+        f"the candidate's process reported {candidate.median_ms:.4g} ms per call, below what the judge's clock "
         f"around its requests allows ({floor:.4g} ms, taken as its time): calls this short are below what the judge "
         "resolves on this host, and the speedup is a bound"
     )
-    result.t_candidate_ms = floor
+    candidate.median_ms = floor
 
 
 def _cross_check_reference(
@@ -216,7 +219,7 @@ def _cross_check_reference(
     ms) must not exceed `factor` times the same baselines timed here, in the judge's process, plus the slack (a
     candidate in that process could slow them down for real, or report them slower). The judge times them in
     looks, while the candidate's process idles, until the contention probe has its window (eval/worker/
-    contention.py): `result.contention` says what the host gave the judge meanwhile. Returns the judge's own
+    contention.py): `result.reliability.contention` says what the host gave the judge meanwhile. Returns the judge's own
     medians (ms, by name, the fastest look's); raises CandidateFailure."""
     g.ran("timing_cross_check")
     fns: dict[str, Callable[[list[Any]], Any]] = {"eager": lambda inp: pc.ref_model(*inp)}
@@ -238,8 +241,8 @@ def _cross_check_reference(
     with torch.no_grad():  # one warm-up round, outside the probe's looks
         for fn in fns.values():
             fn(pc.timing_sets[0])
-    _, result.contention = contention.probe_looks(look, g.host.pids(), result.contention)
-    result.t_eager_judge_ms = own["eager"]
+    _, result.reliability.contention = contention.probe_looks(look, g.host.pids(), result.reliability.contention)
+    result.timing.eager.judge_ms = own["eager"]
     slower = [name for name in fns if theirs[name] > factor * own[name] + slack]
     if not slower:
         return own
@@ -272,10 +275,11 @@ def lower_baselines(result: CaseResult, theirs: dict[str, float], judged: dict[s
     """GPU, the candidate in its own process: each baseline's time (eager, torch.compile) becomes the lower of its
     median there (`theirs`) and the judge's (`judged`), so the speedup never counts a baseline that process made
     slower; past BESIDE_FACTOR apart the case says so in `review`."""
-    for name, attr in (("eager", "t_eager_ms"), ("compile", "t_compile_ms")):
-        if name not in theirs or name not in judged or getattr(result, attr) is None:
+    for name in ("eager", "compile"):
+        times = result.timing.of(name)
+        if name not in theirs or name not in judged or times.median_ms is None:
             continue
-        setattr(result, attr, min(theirs[name], judged[name]))
+        times.median_ms = min(theirs[name], judged[name])
         if theirs[name] > speed.BESIDE_FACTOR * judged[name]:
             what = "the reference" if name == "eager" else "the torch.compile baseline"
             g.review.append(
@@ -292,9 +296,9 @@ def confirm_host_tails(retime: Callable[[], dict[str, Any]], result: CaseResult)
     if not speed.host_clock_gap(result):
         return
     for name, st in retime().items():
-        old = getattr(result, f"t_{name}_tail_ms")
-        if st is not None and st.tail_ms is not None and old is not None:
-            setattr(result, f"t_{name}_tail_ms", min(old, st.tail_ms))
+        times = result.timing.of(name)
+        if st is not None and st.tail_ms is not None and times.tail_ms is not None:
+            times.tail_ms = min(times.tail_ms, st.tail_ms)
 
 
 def _copies(sets: list[list[Any]]) -> list[list[Any]]:
@@ -362,7 +366,7 @@ def check_unseen_inputs(timer: Timer, pc: PreparedCase, model: torch.nn.Module, 
     differ in layout (jagged inputs: the rotation skips them, so a result cached per buffer is caught here only),
     each held-back set goes into buffers of its own, shaped as it and shared before its contents are copied in.
     Raises CandidateFailure."""
-    timed_ms = cr.t_candidate_ms
+    timed_ms = cr.timing.candidate.median_ms
     kind = "device" if timer.on_device else "host"
     factor, slack = UNSEEN_FACTOR[kind], UNSEEN_SLACK_MS[kind]
     fresh = len(pc.unseen_sets) - pc.unseen_used
@@ -376,8 +380,8 @@ def check_unseen_inputs(timer: Timer, pc: PreparedCase, model: torch.nn.Module, 
         indices = range(start, min(start + UNSEEN_PER_ROUND, n))
         pc.unseen_used = indices.stop  # shown to the candidate now: a second timing pass takes the next ones
         unseen_ms, seen_ms, ref_ms = _unseen_round(timer, pc, model, g, indices, jagged)
-        cr.t_candidate_unseen_ms = min(unseen_ms)
-        bound = factor * max(timed_ms, min(seen_ms)) * _work_drift(ref_ms, cr.t_eager_ms) + slack
+        cr.timing.candidate.unseen_ms = min(unseen_ms)
+        bound = factor * max(timed_ms, min(seen_ms)) * _work_drift(ref_ms, cr.timing.eager.median_ms) + slack
         if min(unseen_ms) <= bound:
             return
     raise CandidateFailure(
@@ -498,9 +502,9 @@ def speed_checks(pc: PreparedCase, cr: CaseResult, peaks: Any, g: Guard, result:
     if peaks is not None:
         t_mem, t_compute = speed.roofline_parts_ms(pc.min_bytes, pc.flops, peaks)
         bound = max(t_mem, t_compute)
-        cr.t_roofline_ms = bound or None
-        cr.memory_bound = t_mem >= t_compute if bound else None
-        cr.t_bytes_ms = speed.measured_bytes_ms(pc.min_bytes, peaks)
+        cr.roofline.floor_ms = bound or None
+        cr.roofline.memory_bound = t_mem >= t_compute if bound else None
+        cr.roofline.bytes_ms = speed.measured_bytes_ms(pc.min_bytes, peaks)
         why = speed.too_fast(cr, bound)
         if why:
             return f"roofline check: {why}"
@@ -859,13 +863,15 @@ def _correctness_case(j: _Judging, ci: int, pc: PreparedCase) -> float:
     cr = CaseResult(
         shape=pc.shape,
         correct=False,
-        trials=[t.distribution for t in pc.trials],
-        compile_baseline_correct=pc.compile_ok,
-        ref_max_abs=pc.ref_max_abs,
-        min_bytes=pc.min_bytes or None,
-        atol=pc.criterion.atol,
-        rtol=pc.criterion.rtol,
-        correctness=pc.criterion.describe(),
+        accuracy=Accuracy(
+            trials=[t.distribution for t in pc.trials],
+            ref_max_abs=pc.ref_max_abs,
+            atol=pc.criterion.atol,
+            rtol=pc.criterion.rtol,
+            rule=pc.criterion.describe(),
+        ),
+        timing=Timings(compile=CompileTimes(correct=pc.compile_ok)),
+        roofline=Roofline(min_bytes=pc.min_bytes or None),
     )
     j.result.cases.append(cr)
     bind_case(j.module, pc.case, j.defaults)  # a reference whose forward reads the constants runs here too
@@ -879,8 +885,8 @@ def _correctness_case(j: _Judging, ci: int, pc: PreparedCase) -> float:
     except CandidateFailure as e:
         raise _Stop(e.status, f"case {ci} {pc.shape}: {e.reason}") from None
     j.guard.ran("correctness")
-    cr.correct, cr.max_abs_err, cr.max_rel_err = verdict.ok, verdict.max_abs_err, verdict.max_rel_err
-    cr.norm_err, cr.error_ratio = verdict.norm_err, verdict.error_ratio
+    cr.correct, cr.accuracy.max_abs_err, cr.accuracy.max_rel_err = verdict.ok, verdict.max_abs_err, verdict.max_rel_err
+    cr.accuracy.norm_err, cr.accuracy.error_ratio = verdict.norm_err, verdict.error_ratio
     cr.reason = "; ".join([verdict.reason, *pc.notes]).strip("; ")
     j.models.append(model)
     j.tampered(pc.case)
@@ -896,11 +902,10 @@ def _timing(j: _Judging) -> None:
         j.report(f"timing case {ci}")
         bind_case(j.module, pc.case, j.defaults)
         waited = _time_case(j, ci, pc, model, cr)
-        base = cr.t_compile_ms if j.use_compile else cr.t_eager_ms
-        cr.speedup = base / cr.t_candidate_ms if base and cr.t_candidate_ms else None
-        gbase = cr.t_compile_graph_ms if j.use_compile else cr.t_eager_graph_ms
-        if gbase and cr.t_candidate_graph_ms:
-            cr.speedup_graph = gbase / cr.t_candidate_graph_ms
+        base, candidate = cr.timing.of("compile" if j.use_compile else "eager"), cr.timing.candidate
+        cr.speedup = base.median_ms / candidate.median_ms if base.median_ms and candidate.median_ms else None
+        if base.graph_ms and candidate.graph_ms:
+            cr.speedup_graph = base.graph_ms / candidate.graph_ms
         if not for_device(j.device).separate_device() and (note := waited.note()):
             j.result.review.append(f"{cr.shape}: {note}")
         why = speed_checks(pc, cr, j.peaks, j.guard, j.result)
@@ -925,7 +930,7 @@ def _time_case(j: _Judging, ci: int, pc: PreparedCase, model: Any, cr: CaseResul
             why, failure, waited = _timed(timer, pc, model, cr, g, floor)
             j.result.review.append(f"{cr.shape}: timed twice: during the first timing, {busy}")
         if failure is not None:
-            raise contention.verdict(failure, cr.contention)
+            raise contention.verdict(failure, cr.reliability.contention)
     except CandidateFailure as e:
         raise _Stop(e.status, f"case {ci} {pc.shape}: {e.reason}") from None
     except Exception as e:  # noqa: BLE001

@@ -64,7 +64,7 @@ def check_block(pc: PreparedCase, model: Any, cr: CaseResult, g: Guard) -> None:
     """Raises CandidateFailure (incorrect: an output on unseen contents is wrong; rejected: the block took longer
     than the bound, or its outputs changed after the judge's clock stopped; harness_limit: the device has no room
     for the block, which is never skipped)."""
-    claim = cr.t_candidate_ms
+    claim = cr.timing.candidate.median_ms
     if not claim:
         return
     per_set = speed.tensor_bytes(pc.timing_sets[0], pc.timing_refs[0] if pc.timing_refs else [])
@@ -172,7 +172,7 @@ def _block_verdict(
     (the bound widened by the reference's own drift on the new contents where it is exceeded), else None.
     run: (mode, the judge's wall ms, what the candidate's process says, the outputs, the leaves sampled)."""
     mode, wall, said, outs, leaves = run
-    claim = cr.t_candidate_ms or 0.0
+    claim = cr.timing.candidate.median_ms or 0.0
     empty = g.host.block_overhead.ms(leaves) if g.host.block_overhead is not None else 0.0
     own_events = "" if said is None else f"; its process says its events saw {said:.4g} ms (not trusted)"
     print(
@@ -183,8 +183,8 @@ def _block_verdict(
         flush=True,
     )
     per_call = max(wall - empty, 0.0) / len(sets)
-    cr.t_candidate_unseen_ms = per_call
-    host_ms = 0.0 if mode == "graph" else max((cr.t_candidate_host_ms or 0.0) - claim, 0.0)
+    cr.timing.candidate.unseen_ms = per_call
+    host_ms = 0.0 if mode == "graph" else max((cr.timing.candidate.host_ms or 0.0) - claim, 0.0)
     own_ms = claim + host_ms
     # Calls launched one by one copy each output into its slot: each copy's launch, and their least time on
     # the device (their bytes at the device's measured copy bandwidth).

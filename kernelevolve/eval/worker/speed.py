@@ -50,7 +50,7 @@ def measured_bytes_ms(min_bytes: int, peaks: Peaks) -> float | None:
 
 
 def too_fast(cr: CaseResult, bound_ms: float) -> str:
-    t = cr.t_candidate_ms
+    t = cr.timing.candidate.median_ms
     if t is None or bound_ms <= 0 or t >= ROOFLINE_SLACK * bound_ms:
         return ""
     return (
@@ -63,12 +63,12 @@ def host_clock_gap(cr: CaseResult) -> str:
     """Work on side streams or threads keeps the device busy after the call returns (the host clock waits for
     it with a whole-device synchronize) but is not between the events around the call. Launch overhead does
     not count against a candidate: it is spent before the call returns."""
-    tail, event = cr.t_candidate_tail_ms, cr.t_candidate_ms
+    tail, event, eager = cr.timing.candidate.tail_ms, cr.timing.candidate.median_ms, cr.timing.eager
     if tail is None or event is None:
         return ""
     base_excess = 0.0
-    if cr.t_eager_tail_ms is not None and cr.t_eager_ms is not None:
-        base_excess = max(cr.t_eager_tail_ms - cr.t_eager_ms, 0.0)
+    if eager.tail_ms is not None and eager.median_ms is not None:
+        base_excess = max(eager.tail_ms - eager.median_ms, 0.0)
     allowed = TAIL_FACTOR * event + TAIL_SLACK_MS + base_excess
     if tail > allowed:
         return (
@@ -84,7 +84,7 @@ def review_note(cr: CaseResult) -> str:
         notes.append(f"speedup {cr.speedup:.1f}x exceeds {REVIEW_SPEEDUP:g}x: review before trusting it")
     paging = [
         f"{who} {n:.0f}"
-        for who, n in (("eager", cr.eager_faults_per_call), ("candidate", cr.candidate_faults_per_call))
+        for who, n in (("eager", cr.timing.eager.faults_per_call), ("candidate", cr.timing.candidate.faults_per_call))
         if n is not None and n >= PAGING_FAULTS
     ]
     if paging:
@@ -92,10 +92,11 @@ def review_note(cr: CaseResult) -> str:
             f"timed calls page ({', '.join(paging)} page faults a call): the allocator hands them fresh memory, "
             "so these times include faulting it in and zeroing it"
         )
-    if cr.t_eager_ms and cr.t_eager_judge_ms and cr.t_eager_ms > BESIDE_FACTOR * cr.t_eager_judge_ms:
+    beside, alone = cr.timing.eager.median_ms, cr.timing.eager.judge_ms
+    if beside and alone and beside > BESIDE_FACTOR * alone:
         notes.append(
-            f"the reference took {cr.t_eager_ms / cr.t_eager_judge_ms:.2f}x as long beside the candidate as alone "
-            f"in the judge's process ({cr.t_eager_ms:.4g} against {cr.t_eager_judge_ms:.4g} ms): the speedup may "
+            f"the reference took {beside / alone:.2f}x as long beside the candidate as alone "
+            f"in the judge's process ({beside:.4g} against {alone:.4g} ms): the speedup may "
             "count the candidate's interference"
         )
     return "; ".join(notes)

@@ -282,13 +282,14 @@ def test_search_skips_the_compile_baseline_and_evaluates_the_export_with_it(suit
 
     from kernelevolve.cli.bench_cmd import BenchOptions, _one
     from kernelevolve.eval.wire import EvalOptions
+    from kernelevolve.platforms import get_platform
     from kernelevolve.store.store import Store
     from kernelevolve.suites.bench import BenchItem
 
     calls: list[tuple[str, dict]] = []
 
     class Recorder:
-        platform = type("P", (), {"compile_baseline": True, "name": "cpu", "device_type": "cpu"})()
+        platform = replace(get_platform("cpu"), compile_baseline=True)  # as on a GPU target
 
         def evaluate(self, problem, candidate, options=None, /, **kw):
             opts = replace(options or EvalOptions(), **kw)

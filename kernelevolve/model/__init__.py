@@ -1,0 +1,1 @@
+"""From a model to faster kernels (docs/model.md)."""

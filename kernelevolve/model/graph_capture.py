@@ -74,7 +74,10 @@ class _Keeper(fx.Interpreter):
 def _placeholder_values(program: ExportedProgram, args: tuple, kwargs: dict) -> tuple[list[Any], dict[str, str]]:
     """The lifted graph's inputs in order (weights, then the flattened user inputs), and the weight placeholders'
     state-dict names."""
-    user = iter(torch.utils._pytree.tree_leaves((tuple(args), dict(kwargs))))
+    leaves, spec = torch.utils._pytree.tree_flatten((tuple(args), dict(kwargs)))
+    if spec != program.call_spec.in_spec:  # export flattens the inputs as pytree does; say so if that ever changes
+        raise RegionError(f"the exported program takes its inputs as {program.call_spec.in_spec}, not as given")
+    user = iter(leaves)
     values, weights = [], {}
     for spec in program.graph_signature.input_specs:
         if spec.kind == InputKind.USER_INPUT:

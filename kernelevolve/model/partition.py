@@ -207,11 +207,18 @@ def _consumer_groups(p: _Partition, gid: int) -> set[int | None]:
     return {p.group_of.get(u) for n in p.members[gid] for u in n.users if u not in p.members[gid]}
 
 
-def _take_getitems(p: _Partition, gid: int, node: fx.Node) -> int:
+def _take_getitems(p: _Partition, gid: int, node: fx.Node) -> None:
+    """A multi-output operator's getitems move into its group (the groups they fed keep the rest): a region's
+    outputs are then tensors, never the operator's tuple."""
     for u in list(node.users):
-        if u.target is operator.getitem and u in p.group_of and p.glue_only(p.group_of[u]):
-            gid = p.merge_or_keep([gid, p.group_of[u]])
-    return gid
+        if u.target is not operator.getitem or p.group_of.get(u) in (None, gid):
+            continue
+        old = p.group_of[u]
+        p.members[old].discard(u)
+        if not p.members[old]:
+            del p.members[old]
+        p.members[gid].add(u)
+        p.group_of[u] = gid
 
 
 def _attention_blocks(p: _Partition) -> None:
@@ -237,7 +244,7 @@ def _anchor(p: _Partition, node: fx.Node) -> None:
     all-pointwise group it alone feeds) where it has one."""
     gid = p.new(node)
     gid = p.merge_or_keep([gid, *_feeding_glue(p, gid, weights_only=p.cls[node] != ATTENTION)])
-    gid = _take_getitems(p, gid, node)
+    _take_getitems(p, gid, node)
     if p.cls[node] == ATTENTION:
         return
     consumers = _consumer_groups(p, gid)

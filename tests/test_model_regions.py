@@ -265,3 +265,21 @@ def test_single_operators_are_not_regions(graphs):
     groups = partition(graph.graph, set(graph.weights))
     singles = [g for g in groups if not worth_extracting(g)]
     assert any(kind(g) == "gemm_epilogue" for g in singles)  # the interaction's bmm alone
+
+
+class MixedDtypes(nn.Module):
+    def forward(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        return (x.to(torch.bfloat16) * y).relu()
+
+
+def test_a_bfloat16_region_says_its_dtype_and_mixed_dtypes_are_skipped_with_the_reason():
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(16, 16), nn.SiLU()).to(torch.bfloat16)
+    (region,) = find_regions(model, (torch.randn(4, 16, dtype=torch.bfloat16),), {}, "cpu")
+    assert region.kind == "gemm_epilogue" and region.ops[0] == "aten::addmm.default"
+    assert "aten::sigmoid.default" in region.ops  # SiLU, decomposed (computed in float32 inside the region)
+    assert regions_module.problem_module(region.source).DTYPE is torch.bfloat16
+    args = (torch.randn(4, 8), torch.randn(4, 8, dtype=torch.bfloat16))
+    assert find_regions(MixedDtypes(), args, {}, "cpu") == []
+    ((_, reason),) = last_skipped()
+    assert "several dtypes (bfloat16, float32)" in reason

@@ -137,6 +137,7 @@ import torch.nn as nn
 
 from kernelevolve.aten.spec import build
 
+DTYPE = {dtype}  # the harness casts floating inputs and weights to it: the region's own floating dtype
 PARAMETERS = {params}
 PARAMETER_NAMES = {param_names}  # the weights' names in the model's state_dict (first occurrence)
 INPUTS = {inputs}
@@ -180,6 +181,7 @@ def region_code(
     param_specs = {f"w{i}": _spec(values[p], f"weight {weights[p]}") for i, p in enumerate(params)}
     input_specs = [_spec(values[a], f"input {a.name}") for a in inputs]
     ops = list(dict.fromkeys(overload_name(n.target) for n in compute_nodes(group)))
+    dtype = _floating_dtype([*param_specs.values(), *input_specs])
     layout = [{k: s[k] for k in _LAYOUT_KEYS if k in s} for s in [*param_specs.values(), *input_specs]]
     signature = hashlib.sha256(f"{header}\n{body}\n{layout!r}".encode()).hexdigest()[:16]
     name = region_name(group, outputs)
@@ -187,6 +189,7 @@ def region_code(
         name="{name}",
         kind=kind,
         model=model,
+        dtype=f"torch.{dtype}",
         ops_text=", ".join(ops),
         count="{count}",
         params=_literal(param_specs),
@@ -197,6 +200,17 @@ def region_code(
         body=body,
     )
     return RegionCode(name, signature, ops, source, inputs, params, outputs)
+
+
+def _floating_dtype(specs: list[dict[str, Any]]) -> str:
+    """The one floating dtype of the region's inputs and weights (float32 when it has none)."""
+    floating = {s["dtype"] for s in specs if getattr(torch, s["dtype"]).is_floating_point}
+    if len(floating) > 1:
+        raise RegionSourceError(
+            f"floating inputs and weights of several dtypes ({', '.join(sorted(floating))}): a problem casts all "
+            "of them to its one DTYPE"
+        )
+    return floating.pop() if floating else "float32"
 
 
 def _literal(value: Any) -> str:

@@ -66,17 +66,22 @@ class DLRM(nn.Module):
 
 
 class RMSAttention(nn.Module):
-    """RMSNorm from primitives and attention as matmul-softmax-matmul."""
+    """RMSNorm from primitives, then two layers of causal attention as matmul-softmax-matmul sharing one mask built
+    from arange (a constant: no region)."""
 
     def __init__(self, d: int = 16) -> None:
         super().__init__()
         self.weight = nn.Parameter(torch.rand(d) + 0.5)
-        self.qkv = nn.Linear(d, 3 * d, bias=False)
+        self.qkv = nn.ModuleList(nn.Linear(d, 3 * d, bias=False) for _ in range(2))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         h = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * self.weight
-        q, k, v = self.qkv(h).chunk(3, dim=-1)
-        return torch.softmax(q @ k.transpose(-2, -1) * 0.25, dim=-1) @ v
+        t = x.shape[1]
+        future = torch.arange(t)[None, :] > torch.arange(t)[:, None]
+        for qkv in self.qkv:
+            q, k, v = qkv(h).chunk(3, dim=-1)
+            h = torch.softmax((q @ k.transpose(-2, -1) * 0.25).masked_fill(future, float("-inf")), dim=-1) @ v
+        return h
 
 
 class Branchy(nn.Module):
@@ -170,7 +175,14 @@ def test_primitive_rmsnorm_and_matmul_softmax_matmul_are_found(found):
     (norm,) = kinds["normalization"]
     assert {"aten::rsqrt.default", "aten::mean.dim", "aten::pow.Tensor_Scalar"} <= set(norm.ops)
     (attention,) = kinds["attention"]
-    assert attention.ops == ["aten::bmm.default", "aten::mul.Tensor", "aten::_softmax.default"]  # distinct ops
+    assert attention.count == 2 and attention.name == "attention_16"  # the mask is an input of both: one problem
+    assert attention.ops == [
+        "aten::bmm.default",
+        "aten::mul.Tensor",
+        "aten::where.self",  # masked_fill, decomposed
+        "aten::_softmax.default",
+    ]
+    assert not any("aten::gt.Tensor" in r.ops for r in regions)  # the mask from arange is no region
     assert attention.source.count("torch.ops.aten.bmm.default(") == 2
     assert "torch.ops.aten.split_with_sizes.default(" in attention.source  # takes the q, k, v projection whole
 
@@ -283,3 +295,12 @@ def test_a_bfloat16_region_says_its_dtype_and_mixed_dtypes_are_skipped_with_the_
     assert find_regions(MixedDtypes(), args, {}, "cpu") == []
     ((_, reason),) = last_skipped()
     assert "several dtypes (bfloat16, float32)" in reason
+
+
+@pytest.mark.gpu
+def test_regions_of_a_model_on_the_gpu_are_timed_there():
+    model, args = _transformer()
+    model, args = model.cuda(), tuple(a.cuda() for a in args)
+    regions = find_regions(model, args, {}, "cuda")
+    assert last_skipped() == [] and {r.kind for r in regions} == {"gemm_epilogue", "normalization", "attention"}
+    assert all(r.time_ms > 0 for r in regions)

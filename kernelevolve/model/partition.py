@@ -116,7 +116,8 @@ class _Partition:
         self.weights = weights
         self.nodes = list(graph.nodes)
         self.index = {n: i for i, n in enumerate(self.nodes)}
-        self.cls = {n: classify(n) for n in self.nodes}
+        constant = _constants(self.nodes)
+        self.cls = {n: OTHER if n in constant else classify(n) for n in self.nodes}
         self.group_of: dict[fx.Node, int] = {}
         self.members: dict[int, set[fx.Node]] = {}
         self.attention: set[int] = set()
@@ -171,6 +172,33 @@ class _Partition:
 
     def glue_only(self, gid: int) -> bool:
         return self.classes(gid) == {GLUE}
+
+
+def _constants(nodes: list[fx.Node]) -> set[fx.Node]:
+    """Calls that depend on no input and no weight (a causal mask built from arange): the same for every
+    batch, work for constant folding rather than a kernel, and kept out of regions (their values become the
+    regions' inputs, so the regions that read them stay equal)."""
+    constant: set[fx.Node] = set()
+    for n in nodes:
+        if n.op == "call_function" and all(a in constant for a in n.all_input_nodes):
+            constant.add(n)
+    return constant
+
+
+def _trim_trailing_glue(nodes: list[fx.Node]) -> list[fx.Node]:
+    """Views at a group's end that only reshape its outputs for what comes next: left out, so that regions
+    differing only in how their result is viewed afterwards are one problem (getitems stay: the operator's tuple is
+    no tensor)."""
+    inside = set(nodes)
+    trimmed = True
+    while trimmed:
+        trimmed = False
+        for n in [n for n in nodes if n in inside]:
+            if classify(n) == GLUE and n.target is not operator.getitem and not any(u in inside for u in n.users):
+                if any(a in inside for a in n.all_input_nodes) and len(inside) > 1:
+                    inside.discard(n)
+                    trimmed = True
+    return [n for n in nodes if n in inside]
 
 
 def _fuse_fusible(p: _Partition) -> None:
@@ -266,7 +294,7 @@ def partition(graph: fx.Graph, weights: set[fx.Node]) -> list[Group]:
         if p.cls[node] in ANCHORS and node not in p.group_of:
             _anchor(p, node)
     groups = [
-        Group(sorted(members, key=p.index.__getitem__), attention=gid in p.attention)
+        Group(_trim_trailing_glue(sorted(members, key=p.index.__getitem__)), attention=gid in p.attention)
         for gid, members in p.members.items()
     ]
     return sorted(groups, key=lambda g: p.index[g.nodes[0]])

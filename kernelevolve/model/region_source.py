@@ -116,8 +116,10 @@ def _spec(value: Any, what: str) -> dict[str, Any]:
 
 
 def region_name(group: Group, outputs: list[fx.Node]) -> str:
-    """A readable, file-system-safe name: the distinct operators (at most three), then the output's last size."""
+    """A readable, file-system-safe name: the distinct operators (at most three; `attention` for a
+    matmul-softmax-matmul block), then the output's last size."""
     stems = list(dict.fromkeys(_SHORT.get(op_base(n), op_base(n).lstrip("_")) for n in compute_nodes(group)))
+    stems = ["attention"] if group.attention else stems
     shape = getattr(outputs[0].meta.get("val"), "shape", None) if outputs else None
     size = f"_{shape[-1]}" if shape else ""
     text = "_".join(stems[:3]) + ("_etc" if len(stems) > 3 else "") + size

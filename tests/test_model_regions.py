@@ -223,9 +223,15 @@ def test_each_problem_computes_what_its_region_computes_in_the_model(found, grap
         _check_against_the_model(tmp_path, model, values, region)
 
 
-def test_each_transformer_problem_passes_the_harness_reference_check(found, cpu_evaluator, tmp_path):
-    """The problem against itself through the real evaluator, as check-problem's reference probe runs it."""
-    _, _, regions = found["transformer"]
+def test_the_problems_pass_the_harness_reference_check(found, cpu_evaluator, tmp_path):
+    """The problem against itself through the real evaluator, as check-problem's reference probe runs it: every
+    transformer region, the DLRM's lookup (integer inputs, exact offsets) and the hand-written attention block."""
+    regions = [
+        *found["transformer"][2],
+        *(r for r in found["dlrm"][2] if r.kind == "embedding"),
+        *(r for r in found["rms_attention"][2] if r.kind == "attention"),
+    ]
+    assert len(regions) == 6
     for region in regions:
         path = tmp_path / f"{region.name}.py"
         path.write_text(region.source)

@@ -1,10 +1,11 @@
 """Fused regions of an exported ATen graph: which nodes belong together (docs/model.md, "Regions").
 
-Each call is classed (pointwise, reduction, normalisation, glue such as views, GEMM, attention, embedding, other).
-Pointwise, reduction, normalisation and glue nodes join their producers' groups wherever that keeps the graph
-acyclic; a GEMM (or an embedding lookup) then takes the group it feeds when that group is all pointwise (its
-epilogue); a softmax group between two batched matmuls becomes an attention block; attention operators and
-embedding lookups take the views feeding them. Nothing here runs the graph.
+Each call is classed (pointwise, reduction, normalisation, glue such as views, GEMM, attention, embedding, other;
+calls that depend on no input or weight are constants, never in a group). Pointwise, reduction, normalisation and
+glue nodes join their producers' groups wherever that keeps the graph acyclic; a softmax group between two batched
+matmuls becomes an attention block; a GEMM (or an embedding lookup) then takes the group it feeds when that group
+is all pointwise (its epilogue); attention operators take the views feeding them, GEMMs and lookups the views of
+their weights. Views that end a group are trimmed. Nothing here runs the graph.
 """
 
 from __future__ import annotations
@@ -50,7 +51,6 @@ _EMBEDDING_OPS = {"embedding", "embedding_bag", "_embedding_bag", "_embedding_ba
 _POINTWISE_EXTRA = {"_to_copy", "where", "masked_fill", "clamp", "clamp_min", "clamp_max"}
 _SOFTMAX_OPS = {"_softmax", "softmax", "_safe_softmax"}
 _BATCHED_GEMM = {"bmm", "matmul", "baddbmm"}
-# The operators attention, embedding and normalisation operators are named after in a region's kind and name.
 PRESERVED = _ATTENTION_OPS  # kept whole by the decomposition (graph_capture), so an attention block stays one call
 
 

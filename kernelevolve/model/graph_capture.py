@@ -8,6 +8,7 @@ parameters.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -59,15 +60,18 @@ def export_model(model: torch.nn.Module, args: tuple, kwargs: dict) -> ExportedP
 
 
 class _Keeper(fx.Interpreter):
-    """Runs the graph and keeps every node's value."""
+    """Runs the graph and keeps the values of the nodes wanted (every node's when None); the others are freed
+    after their last use, as a forward frees them."""
 
-    def __init__(self, module: fx.GraphModule) -> None:
-        super().__init__(module, garbage_collect_values=False)
+    def __init__(self, module: fx.GraphModule, wanted: set[fx.Node] | None) -> None:
+        super().__init__(module, garbage_collect_values=wanted is not None)
+        self.wanted = wanted
         self.kept: dict[fx.Node, Any] = {}
 
     def run_node(self, n: fx.Node) -> Any:
         value = super().run_node(n)
-        self.kept[n] = value
+        if self.wanted is None or n in self.wanted:
+            self.kept[n] = value
         return value
 
 
@@ -91,13 +95,21 @@ def _placeholder_values(program: ExportedProgram, args: tuple, kwargs: dict) -> 
     return values, weights
 
 
-def capture(model: torch.nn.Module, args: tuple, kwargs: dict | None = None) -> CapturedGraph:
-    """Export the model and run its graph once on the example inputs, keeping every value."""
+def capture(
+    model: torch.nn.Module,
+    args: tuple,
+    kwargs: dict | None = None,
+    keep: Callable[[fx.Graph, set[fx.Node]], set[fx.Node]] | None = None,
+) -> CapturedGraph:
+    """Export the model and run its graph once on the example inputs, keeping the values of the nodes
+    `keep(graph, weight placeholders)` names (weights are always kept), or every value without it (a whole
+    forward's activations: memory a large model may not have)."""
     kwargs = dict(kwargs or {})
     program = export_model(model, args, kwargs)
     inputs, weight_names = _placeholder_values(program, args, kwargs)
-    keeper = _Keeper(program.graph_module)
+    weights = {n: weight_names[n.name] for n in program.graph.nodes if n.op == "placeholder" and n.name in weight_names}
+    wanted = None if keep is None else keep(program.graph, set(weights)) | set(weights)
+    keeper = _Keeper(program.graph_module, wanted)
     with torch.no_grad():
         keeper.run(*inputs)
-    weights = {n: weight_names[n.name] for n in program.graph.nodes if n.op == "placeholder" and n.name in weight_names}
     return CapturedGraph(program, keeper.kept, weights)

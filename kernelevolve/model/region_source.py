@@ -13,6 +13,7 @@ import hashlib
 import math
 import operator
 import re
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
@@ -53,7 +54,9 @@ class RegionCode:
         return self.source.replace("{name}", name, 1).replace("{count}", str(count), 1)
 
 
-def _boundary(group: Group, weights: dict[fx.Node, str]) -> tuple[list[fx.Node], list[fx.Node], list[fx.Node]]:
+def boundary(group: Group, weights: Collection[fx.Node]) -> tuple[list[fx.Node], list[fx.Node], list[fx.Node]]:
+    """The region's inputs (values from outside it), the weights it reads, and its outputs (values used outside),
+    each in graph order."""
     inside = set(group.nodes)
     external = list(dict.fromkeys(a for n in group.nodes for a in n.all_input_nodes if a not in inside))
     params = [a for a in external if a in weights]
@@ -176,7 +179,7 @@ def region_code(
     group: Group, kind: str, values: dict[fx.Node, Any], weights: dict[fx.Node, str], model: str
 ) -> RegionCode:
     """The problem text of one occurrence, its signature and name."""
-    inputs, params, outputs = _boundary(group, weights)
+    inputs, params, outputs = boundary(group, weights)
     if not outputs:
         raise RegionSourceError("the region's results are used nowhere")
     header, body = _body(group, inputs, params, outputs)

@@ -18,10 +18,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import torch
+import torch.fx as fx
 
 from kernelevolve.model.graph_capture import CapturedGraph, RegionError, capture
-from kernelevolve.model.partition import kind, partition, worth_extracting
-from kernelevolve.model.region_source import RegionCode, RegionSourceError, region_code
+from kernelevolve.model.partition import Group, kind, partition, worth_extracting
+from kernelevolve.model.region_source import RegionCode, RegionSourceError, boundary, region_code
 
 __all__ = ["Region", "RegionError", "find_regions", "last_skipped"]
 
@@ -58,8 +59,14 @@ def find_regions(model: torch.nn.Module, args: tuple, kwargs: dict | None, targe
     to extract are left out and listed, with their reasons, by `last_skipped()`."""
     device = _device(target)
     _last.skipped = []
-    graph = capture(model, tuple(args), dict(kwargs or {}))
-    regions, skipped = _extract(graph, device, type(model).__name__)
+    groups: list[Group] = []
+
+    def boundaries(graph: fx.Graph, weights: set[fx.Node]) -> set[fx.Node]:
+        groups.extend(g for g in partition(graph, weights) if worth_extracting(g))
+        return {n for g in groups for nodes in boundary(g, weights) for n in nodes}  # all a problem needs
+
+    graph = capture(model, tuple(args), dict(kwargs or {}), keep=boundaries)
+    regions, skipped = _extract(graph, groups, device, type(model).__name__)
     _last.skipped = skipped
     return sorted(regions, key=lambda r: -r.count * r.time_ms)
 
@@ -74,12 +81,12 @@ def _device(target: str) -> torch.device:
     raise RegionError(f"unknown target {target!r}: expected cpu, cuda or rocm")
 
 
-def _extract(graph: CapturedGraph, device: torch.device, model_name: str) -> tuple[list[Region], list[tuple[str, str]]]:
+def _extract(
+    graph: CapturedGraph, groups: list[Group], device: torch.device, model_name: str
+) -> tuple[list[Region], list[tuple[str, str]]]:
     skipped: list[tuple[str, str]] = []
     by_signature: dict[str, list[tuple[RegionCode, str]]] = {}
-    for group in partition(graph.graph, set(graph.weights)):
-        if not worth_extracting(group):
-            continue
+    for group in groups:
         region_kind = kind(group)
         try:
             code = region_code(group, region_kind, graph.values, graph.weights, model_name)

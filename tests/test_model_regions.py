@@ -310,3 +310,14 @@ def test_regions_of_a_model_on_the_gpu_are_timed_there():
     regions = find_regions(model, args, {}, "cuda")
     assert last_skipped() == [] and {r.kind for r in regions} == {"gemm_epilogue", "normalization", "attention"}
     assert all(r.time_ms > 0 for r in regions)
+
+
+class BothOrders(nn.Module):
+    def forward(self, x: torch.Tensor, y: torch.Tensor, z: torch.Tensor, w: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        return torch.relu(x) + y, w + torch.relu(z)  # add's operands either way round
+
+
+def test_commutative_operands_in_either_order_are_one_problem():
+    regions = find_regions(BothOrders(), tuple(torch.randn(4, 8) for _ in range(4)), {}, "cpu")
+    relu_add = [r for r in regions if r.ops == ["aten::relu.default", "aten::add.Tensor"]]
+    assert [r.count for r in relu_add] == [2] and last_skipped() == []

@@ -29,6 +29,13 @@ _SHORT = {
     "_softmax": "softmax", "_log_softmax": "log_softmax", "native_group_norm": "groupnorm",
     "_native_batch_norm_legit_no_training": "batchnorm", "native_batch_norm": "batchnorm", "_to_copy": "cast",
 }  # fmt: skip
+# Exactly commutative (IEEE addition and multiplication are; promotion and broadcasting are symmetric): written with
+# the region's own values first, so `a + b` and `b + a` are one problem.
+_COMMUTATIVE = {
+    "aten::add.Tensor", "aten::mul.Tensor", "aten::maximum.default", "aten::minimum.default", "aten::eq.Tensor",
+    "aten::ne.Tensor", "aten::logical_and.default", "aten::logical_or.default", "aten::bitwise_and.Tensor",
+    "aten::bitwise_or.Tensor",
+}  # fmt: skip
 _LAYOUT_KEYS = ("t", "dtype", "stride")  # what a signature keeps of a tensor spec (not its offset in a storage)
 
 
@@ -93,7 +100,10 @@ class _Writer:
             return f"{target} = {self.arg(node.args[0])}[{node.args[1]!r}]"
         packet = node.target.overloadpacket
         call = f"torch.ops.{packet._qualified_op_name.replace('::', '.')}.{node.target._overloadname}"
-        parts = [self.arg(a) for a in node.args] + [f"{k}={self.arg(v)}" for k, v in node.kwargs.items()]
+        args = list(node.args)
+        if overload_name(node.target) in _COMMUTATIVE and len(args) == 2 and not node.kwargs:
+            args.sort(key=lambda a: not (isinstance(a, fx.Node) and self.names[a].startswith("v")))
+        parts = [self.arg(a) for a in args] + [f"{k}={self.arg(v)}" for k, v in node.kwargs.items()]
         return f"{target} = {call}({', '.join(parts)})"
 
 

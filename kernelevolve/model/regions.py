@@ -90,8 +90,8 @@ def _extract(
         region_kind = kind(group)
         try:
             code = region_code(group, region_kind, graph.values, graph.weights, model_name)
-        except RegionSourceError as e:
-            skipped.append((f"{region_kind} at {group.nodes[0].name}", str(e)))
+        except Exception as e:  # noqa: BLE001 - any failure skips this region, the rest go on
+            skipped.append((f"{region_kind} at {group.nodes[0].name}", _reason(e)))
             continue
         by_signature.setdefault(code.signature, []).append((code, region_kind))
     regions, names = [], set()
@@ -102,10 +102,16 @@ def _extract(
         try:
             time_ms = _check_and_time(source, code, graph, device)
         except Exception as e:  # noqa: BLE001 - any failure skips this region, the rest go on
-            skipped.append((name, f"{type(e).__name__}: {str(e).strip()[:300]}"))
+            skipped.append((name, _reason(e)))
             continue
         regions.append(Region(name, region_kind, signature, code.ops, len(codes), time_ms, source))
     return regions, skipped
+
+
+def _reason(e: Exception) -> str:
+    """One line: what went wrong (our own errors as they are, anything else with its type)."""
+    text = str(e).strip().splitlines()[0][:300] if str(e).strip() else ""
+    return text if isinstance(e, RegionSourceError) else f"{type(e).__name__}: {text}"
 
 
 def _unique(name: str, used: set[str]) -> str:

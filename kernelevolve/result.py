@@ -40,6 +40,14 @@ class HostContention(BaseModel):
     spread: float = Field(1.0, description="the slowest over the fastest median of the judge's looks")
     candidate_cpu: float | None = Field(None, description="CPUs the candidate's processes used meanwhile")
     load: float | None = Field(None, description="the 1-minute load average per core")
+    pass_shortfall: float | None = Field(
+        None,
+        description="over the timing pass, the share of the CPU the judge and the candidate's process wanted"
+        " that they waited for",
+    )
+    pass_others_cpu: float | None = Field(
+        None, description="CPUs the candidate's other processes (not the one serving calls) used over the pass"
+    )
     contended: bool = False
     by_candidate: bool = Field(False, description="the signals fired while the candidate's processes ran")
 
@@ -47,9 +55,15 @@ class HostContention(BaseModel):
         short = "-" if self.shortfall is None else f"{self.shortfall:.0%}"
         cpu = "" if self.candidate_cpu is None else f", the candidate's processes {self.candidate_cpu:.2f} CPUs"
         load = "" if self.load is None else f", load {self.load:.1f} per core"
+        during = (
+            ""
+            if self.pass_shortfall is None
+            else f"; over the timing pass the judge and the candidate's process waited for {self.pass_shortfall:.0%}"
+            " of the CPU they wanted"
+        )
         return (
             f"the judge's own timing of the reference was denied {short} of the CPU it wanted and its looks "
-            f"spread {self.spread:.2f}x (slowest over fastest median){cpu}{load}"
+            f"spread {self.spread:.2f}x (slowest over fastest median){cpu}{load}{during}"
         )
 
 

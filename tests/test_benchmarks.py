@@ -191,3 +191,27 @@ def test_memory_table_reads_a_census_and_a_bench(tmp_path):
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     assert p.returncode == 0, p.stderr[-2000:]
     assert "| l1_88_MinGPTNewGelu | ok |" in p.stdout and "| evaluations holding memory at once, most | 1 |" in p.stdout
+
+
+def test_multi_gpu_rates_and_drift_arithmetic():
+    """benchmarks/multi_gpu.py's criteria (issue 50): each count's rate against N x the one-device rate, and a
+    busy median judged against the single-device spread. (The script itself ran on the CPU by hand, `--target cpu`:
+    its benches take minutes.)"""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("multi_gpu", ROOT / "benchmarks" / "multi_gpu.py")
+    multi_gpu = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(multi_gpu)
+    measured = [
+        {"devices": n, "per_minute": rate, "evaluations": 80, "wall_s": 1.0}
+        for n, rate in ((1, 10.0), (2, 18.0), (4, 30.0))
+    ]
+    runs = multi_gpu.rates(measured)
+    assert [r["meets_target"] for r in runs] == [True, True, False]
+    assert runs[2]["scaling"] == pytest.approx(0.75)
+    steady = multi_gpu.drift([1.0, 1.1, 0.9], [1.05, 1.0, 1.1])
+    assert steady["within_spread"] and steady["alone"]["spread"] == pytest.approx(0.2)
+    assert not multi_gpu.drift([1.0, 1.01, 0.99], [1.2, 1.3, 1.25])["within_spread"]
+    text = multi_gpu.table({"runs": runs + [{"devices": 8, "failed": "bench exit 2"}], "drift": {"2": steady}})
+    assert "| 4 | 80 | 1.0 | 30.0 | 0.75 | no |" in text
+    assert "beside 1 busy device(s)" in text and "within the spread" in text and "failed: bench exit 2" in text

@@ -238,7 +238,7 @@ def test_unseen_inputs_check_takes_a_second_round_of_new_inputs_before_it_reject
 
     pc = case_with_held_back_sets()
     g = SimpleNamespace(ran=lambda *names: None)
-    timer = SimpleNamespace(is_cuda=False)
+    timer = SimpleNamespace(on_device=False)
 
     def scripted(*rounds):
         calls = []
@@ -298,7 +298,7 @@ def test_on_a_gpu_the_unseen_inputs_check_leaves_a_content_cache_no_room(monkeyp
         )
 
     g = SimpleNamespace(ran=lambda *names: None)
-    gpu, cpu = SimpleNamespace(is_cuda=True), SimpleNamespace(is_cuda=False)
+    gpu, cpu = SimpleNamespace(on_device=True), SimpleNamespace(on_device=False)
     rounds([0.13, 0.135], [0.074, 0.075], [0.13, 0.131])  # misses do the eager call's work; hits read 64 elements
     with pytest.raises(CandidateFailure, match="results are reused"):
         check_unseen_inputs(gpu, case(), None, _case(t_candidate_ms=0.074, t_eager_ms=0.13), g)
@@ -342,7 +342,7 @@ def test_a_second_timing_pass_checks_with_sets_the_candidate_has_not_seen(monkey
         return [4.0] * len(indices), [0.03] * len(indices), []
 
     monkeypatch.setattr(harness, "_unseen_round", cache_misses)
-    g, timer = SimpleNamespace(ran=lambda *names: None), SimpleNamespace(is_cuda=False)
+    g, timer = SimpleNamespace(ran=lambda *names: None), SimpleNamespace(on_device=False)
     for _ in range(2):
         with pytest.raises(CandidateFailure, match="results are reused"):
             check_unseen_inputs(timer, pc, None, _case(t_candidate_ms=0.03), g)

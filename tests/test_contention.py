@@ -141,3 +141,43 @@ def test_a_call_below_what_the_judge_resolves_is_unreliable_too():
     assert result.unreliable == f"{case.unresolved} (N=8)"
     case.contention = measured(0.6)
     assert result.unreliable.startswith("a contended host") and result.unreliable.endswith(f"{case.unresolved} (N=8)")
+
+
+def _during(wait: float | None, others: float | None = 0.0) -> HostContention:
+    return contention.judge(
+        HostContention(shortfall=0.0, candidate_cpu=0.0, load=3.0, pass_shortfall=wait, pass_others_cpu=others)
+    )
+
+
+def test_the_timing_pass_s_own_wait_is_a_second_signal_with_its_own_veto():
+    """The 0.1 s look after the pass can read a busy host as idle; the pass's own run-queue wait (the judge's and
+    the candidate's process's threads, read from /proc) then says it. Processes the candidate started, busy over
+    the pass, make that contention its own."""
+    assert not _during(None).contended and not _during(contention.PASS_SHORTFALL / 2).contended
+    assert _during(0.6).contended and "waited for 60% of the CPU they wanted" in _during(0.6).describe()
+    spun = _during(0.6, others=1.0)
+    assert spun.by_candidate and not spun.contended
+    found = contention.verdict(CandidateFailure(Status.REJECTED, CROSS), spun)
+    assert found.status is Status.REJECTED
+    assert "processes the candidate started used 1.00 CPUs over the timing pass" in found.reason
+    assert contention.verdict(CandidateFailure(Status.REJECTED, CROSS), _during(0.6)).status is Status.INCONCLUSIVE
+
+
+def test_the_pass_load_counts_the_candidate_s_other_processes_not_the_one_serving_calls():
+    serving = subprocess.Popen(["sleep", "5"])
+    try:
+        time.sleep(0.1)
+        during = contention.PassLoad([serving.pid])
+        spinner = subprocess.Popen(["sh", "-c", "while :; do :; done"])
+        try:
+            while time.perf_counter() - during.t0 < 0.3:  # the test's own thread waits too: it has a share
+                pass
+            found = during.done()
+        finally:
+            spinner.kill()
+            spinner.wait()
+        assert found.pass_others_cpu is not None and found.pass_others_cpu > 0  # the spinner, not the sleeper
+        assert found.pass_shortfall is not None and 0.0 <= found.pass_shortfall <= 1.0
+    finally:
+        serving.kill()
+        serving.wait()

@@ -27,6 +27,10 @@ def test_examples_on_cuda(gpu_evaluator, name):
     for case in good.cases:
         assert case.t_candidate_ms and case.t_eager_ms and case.t_compile_ms is not None
         assert case.compile_baseline_correct is True
+    # both processes' warm-up parts are recorded (the candidate's beside the judge's load: docs/cli.md, stages)
+    assert {"device_start.context", "device_start.candidate.context", "device_start.candidate.profiler"} <= set(
+        good.stages
+    ), good.stages
     wrong = gpu_evaluator.evaluate(problem, EXAMPLES / name / "candidate_wrong.py")
     assert wrong.status is Status.INCORRECT
 

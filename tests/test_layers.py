@@ -169,3 +169,56 @@ def test_no_function_in_the_package_is_over_80_lines():
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.end_lineno - node.lineno >= 80:
                 long.append(f"{name}.{node.name}: {node.end_lineno - node.lineno + 1} lines")
     assert not long, long
+
+
+# What counts as a device-type test: a comparison with a target's or a torch device type's name (not a kernel
+# language's: `kind == "cuda"` names a source), a CUDA call through torch, or a tensor's `is_cuda`.
+TARGET_WORDS = {"cpu", "cuda", "rocm", "hip"}
+NOT_A_TARGET = ("kind", "lang")  # a source's kind, a list of languages
+# Outside platforms/, at most this many modules may still test the device's type (docs/platforms.md).
+MOST_MODULES_WITH_DEVICE_TESTS = 3
+
+
+def _device_tests(tree: ast.AST) -> list[int]:
+    lines = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare):
+            sides = [node.left, *node.comparators]
+            words = {s.value for s in sides if isinstance(s, ast.Constant) and isinstance(s.value, str)}
+            named = " ".join(ast.unparse(s) for s in sides if not isinstance(s, ast.Constant))
+            if words & TARGET_WORDS and not any(w in named for w in NOT_A_TARGET):
+                lines.append(node.lineno)
+        elif isinstance(node, ast.Attribute) and node.attr == "is_cuda":
+            lines.append(node.lineno)
+        elif isinstance(node, ast.Call) and ast.unparse(node.func).startswith("torch.cuda."):
+            lines.append(node.lineno)
+    return lines
+
+
+def _modules_with_device_tests() -> dict[str, list[int]]:
+    found = {}
+    for name, path in _modules().items():
+        if _within(name, ("kernelevolve.platforms",)):
+            continue
+        lines = _device_tests(ast.parse(path.read_text()))
+        if lines:
+            found[name] = lines
+    return found
+
+
+def test_device_type_tests_live_behind_the_platform_seam():
+    found = _modules_with_device_tests()
+    assert len(found) <= MOST_MODULES_WITH_DEVICE_TESTS, found
+
+
+def test_the_device_test_finder_finds_each_kind():
+    tree = ast.parse(
+        'if device.type == "cuda": pass\n'
+        "if t.is_cuda: pass\n"
+        "torch.cuda.synchronize(d)\n"
+        'if target != "cpu": pass\n'
+        'if kind == "cuda": pass\n'  # a kernel language: not a device test
+        'if "cuda" in platform.languages: pass\n'
+        "platform.synchronize(d)\n"
+    )
+    assert _device_tests(tree) == [1, 2, 3, 4]

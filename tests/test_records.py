@@ -9,6 +9,7 @@ import sys
 from importlib.metadata import version
 
 import pytest
+from sqlalchemy import select
 from typer.testing import CliRunner
 
 from kernelevolve.cli import app, bench_cmd, runs_cmd
@@ -18,6 +19,7 @@ from kernelevolve.platforms import get_platform
 from kernelevolve.result import CaseResult, EvalResult, Status
 from kernelevolve.search import session
 from kernelevolve.search.session import Limits, RunSpec
+from kernelevolve.store.models import Artifact
 from kernelevolve.store.store import LLMCallRecord, NodeRecord, Store
 from kernelevolve.suites.bench import BenchRow
 from tests.conftest import FIXTURES
@@ -219,6 +221,9 @@ def test_runs_rm_deletes_a_run_and_keeps_the_runs_that_reused_its_evaluations(re
     assert f"deleted run {earlier.id}: 2 nodes, 0 LLM calls; removed {folder}" in p.stdout
     assert "1 node(s) of other runs had reused its evaluations and keep their own copies" in p.stdout
     assert store.get_run(earlier.id) is None and not folder.exists()
+    with store.session() as s:  # its files' rows went with it (store/artifacts.py); the other run's stay
+        kept = s.scalars(select(Artifact.path)).all()
+    assert not any(k.startswith(f"{earlier.id}/") for k in kept) and any(k.startswith(f"{run.id}/") for k in kept)
     # the other run is intact: its reused node has its own evaluation and files, and serves dedup in its place
     reused = store.node_by_step(run.id, 4)
     assert reused.reused_from is None and store.evaluation(reused.id).fitness == ok(1.2).fitness

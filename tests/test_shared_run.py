@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -198,3 +200,51 @@ def test_a_search_through_the_harness_and_every_command_on_postgresql(tmp_path, 
     assert exported.exit_code == 0 and "_DISPATCH" in (tmp_path / "fast.py").read_text()
     report = cli.invoke(app, ["report", run, "--out", str(tmp_path / "r.html"), *where])
     assert report.exit_code == 0 and run in (tmp_path / "r.html").read_text()
+
+
+def test_a_process_on_another_machine_joins_with_no_shared_runs_directory(tmp_path, pg_url, seed):
+    """Machine A starts the run with its own runs directory and problem file; machine B has neither: it joins
+    through the database alone (store/artifacts.py), reads A's kernels, prompts and results from it and goes on."""
+    machine_a = tmp_path / "a"
+    machine_a.mkdir()
+    problem = machine_a / "problem.py"
+    problem.write_text(PROBLEM.read_text())
+    store_a = Store(machine_a / "runs", pg_url)
+    opened = session.open_run(store_a, RunSpec(problem, seed), Limits(budget=4))
+    driver = session.build_driver(opened, [RuleEvaluator()], warm_start=False, confirm_best=False)
+    assert driver.run_search() == "budget of 4 nodes reached"
+    run_id, a_nodes = opened.run.id, {n.source_hash for n in store_a.nodes(opened.run.id)}
+    shutil.rmtree(machine_a)  # nothing of A's files reaches B
+
+    store_b = Store(tmp_path / "b" / "runs", pg_url)
+    spec = session.stored_spec(store_b, run_id)
+    assert spec.problem == store_b.path(f"{run_id}/problem.py") and spec.problem.read_text() == PROBLEM.read_text()
+    joined = session.open_run(store_b, spec, Limits(budget=7), run_id=run_id, join=True)
+    driver = session.build_driver(joined, [RuleEvaluator()], warm_start=False, confirm_best=False)
+    assert driver.run_search() == "budget of 7 nodes reached"
+    rows = store_b.nodes(run_id)
+    assert len({r.source_hash for r in rows}) == 7 and a_nodes <= {r.source_hash for r in rows}
+    first = next(r for r in rows if r.step == 1)
+    assert store_b.source(first.id) == seed.read_text()  # A's seed, read from the database
+    assert store_b.path(first.kernel_path).is_file()  # and written under B's runs directory for the next reader
+    assert json.loads(store_b.read(str(Path(first.kernel_path).parent / "result.json")))["status"]
+    # The run's config still names the problem's path on A, where A's processes find it.
+    assert json.loads(store_b.get_run(run_id).config)["problem"] == str(problem)
+
+
+def test_an_artifact_missing_here_is_read_from_the_store(tmp_path, store_url, seed):
+    """On either store a file gone from the runs directory is served from its row (and written back); a read-only
+    store serves it without writing."""
+    store = Store(tmp_path / "runs", store_url)
+    opened = session.open_run(store, RunSpec(PROBLEM, seed), Limits(budget=1))
+    session.build_driver(opened, [RuleEvaluator()], warm_start=False, confirm_best=False).run_search()
+    node = store.nodes(opened.run.id)[0]
+    store.path(node.kernel_path).unlink()
+    if store_url is None:
+        viewer = Store(tmp_path / "runs", read_only=True)
+        assert viewer.read(node.kernel_path) == seed.read_text()
+        assert not store.path(node.kernel_path).exists()  # the viewer wrote nothing
+    assert store.read(node.kernel_path) == seed.read_text()
+    assert store.path(node.kernel_path).read_text() == seed.read_text()
+    with pytest.raises(FileNotFoundError):
+        store.read(f"{opened.run.id}/nodes/none/kernel.py")

@@ -15,6 +15,7 @@ from kernelevolve.agents import memory
 from kernelevolve.agents.lessons import PastKernel
 from kernelevolve.agents.retrieval import injected, knowledge_query, reference_ops
 from kernelevolve.operators.base import ParentContext, PromptContext
+from kernelevolve.platforms import hosted
 from kernelevolve.platforms.facts import DeviceFacts, device_facts
 from kernelevolve.result import EvalResult
 from kernelevolve.store.store import Store
@@ -170,8 +171,8 @@ def analyse_step(result: EvalResult, strategy: str, facts: DeviceFacts | None = 
     """The memory agent's analysis of a finished step, stored with its node; `strategy` is what the operator
     said the change tries (the model's prose, or the tuned values). facts: the target's; on the cpu, where the
     harness records no roofline, this machine's give one."""
-    if facts is None and result.target == "cpu":
-        facts = device_facts("cpu")
+    if facts is None and hosted(result.target):
+        facts = device_facts(result.target)
     data = memory.analyse(-1, result, facts).to_dict()
     if strategy:
         data["strategy"] = strategy

@@ -79,9 +79,7 @@ def similar_best(
             continue
         top = max(nodes, key=lambda n: n.fitness)
         found.append(
-            PastKernel(
-                run.id, top.id, Path(run.problem_path).name, sim, top.fitness, store.path(top.kernel_path).read_text()
-            )
+            PastKernel(run.id, top.id, Path(run.problem_path).name, sim, top.fitness, store.read(top.kernel_path))
         )
     found.sort(key=lambda k: (-k.similarity, -k.fitness))
     return found[:limit]

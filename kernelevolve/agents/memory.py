@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from kernelevolve.operators.edits import strategy_of
+from kernelevolve.platforms import hosted
 from kernelevolve.platforms.facts import DeviceFacts
 from kernelevolve.problem.diagnostics import shorten_line
 from kernelevolve.result import EvalResult, Status
@@ -143,7 +144,7 @@ def roofline(result: EvalResult, facts: DeviceFacts | None = None) -> dict[str, 
     if primary is None or not primary.t_candidate_ms:
         return None
     floor_ms, extra = primary.t_roofline_ms, {}
-    if not floor_ms and result.target == "cpu" and facts is not None and facts.bandwidth_gbs and primary.min_bytes:
+    if not floor_ms and hosted(result.target) and facts is not None and facts.bandwidth_gbs and primary.min_bytes:
         floor_ms = primary.min_bytes / (facts.bandwidth_gbs * 1e9) * 1e3
         extra = {"bandwidth_gbs": facts.bandwidth_gbs}
     if not floor_ms:

@@ -17,14 +17,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from kernelevolve.platforms import PLATFORMS
 from kernelevolve.problem.problem import parse
 
 KNOWLEDGE_ROOT = Path(__file__).resolve().parents[1] / "knowledge"
 CHARS_PER_TOKEN = 4  # a rough, conservative ratio for English and code
 SPECIFIC_BOOST = 1.5  # documents written for the target's own platform or architecture outrank general ones
-
-# Architectures a target platform may have, for stage 1 (the platform's own arch, when known, comes first).
-PLATFORM_ARCHS = {"cuda": ("ampere", "hopper", "blackwell"), "rocm": ("cdna3",), "cpu": ("x86",)}
 
 
 @dataclass(frozen=True)
@@ -117,8 +115,9 @@ class KnowledgeBase:
                 continue
             if arch is not None and not _matches(e.arch, arch):
                 continue
-            if arch is None and platform in PLATFORM_ARCHS and e.arch.strip().lower() not in ("", "any"):
-                if not any(_matches(e.arch, a) for a in PLATFORM_ARCHS[platform]):
+            archs = PLATFORMS[platform].archs if platform in PLATFORMS else ()  # the archs a target may have
+            if arch is None and archs and e.arch.strip().lower() not in ("", "any"):
+                if not any(_matches(e.arch, a) for a in archs):
                     continue
             if (self.root / e.path).is_file():
                 out.append(e)
@@ -186,11 +185,6 @@ NOT_OPS = frozenset(
         "print no_grad flags randn rand randint normal_ uniform_ manual_seed"
     ).split()
 )
-ARCH_WORDS = {
-    "cpu": "cpu c++ openmp vectorise simd cache",
-    "cuda": "gpu cuda triton",
-    "rocm": "gpu rocm hip triton wavefront",
-}
 BOTTLENECK_WORDS = {
     "memory": "memory-bound bandwidth coalesced fusion bytes",
     "compute": "compute-bound vectorise tensor cores tiles throughput",
@@ -270,7 +264,7 @@ def knowledge_query(
         words.append(op)
         if "_" in op:
             words += [op.replace("_", " "), op.replace("_", "")]
-    words.append(ARCH_WORDS.get(platform, platform))
+    words.append(PLATFORMS[platform].retrieval_words or platform if platform in PLATFORMS else platform)
     if arch:
         words.append(arch)
     words += [f for f in isa or [] if f.startswith(("avx", "amx", "sve"))]

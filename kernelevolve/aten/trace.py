@@ -121,15 +121,23 @@ def _step(model: torch.nn.Module, args: tuple, kwargs: dict, train: bool) -> Non
     sum(t.float().square().mean() for t in outputs).backward()
 
 
-def _profile_shares(model: torch.nn.Module, args: tuple, kwargs: dict, train: bool, device: str) -> dict[str, float]:
-    """Self time per operator name ('aten::add', no overload), summed over one step, as shares of the total."""
+def profile_step(model: torch.nn.Module, args: tuple, kwargs: dict, train: bool, device: str, steps: int = 1) -> Any:
+    """`steps` steps under one torch.profiler session (CPU, and CUDA on a CUDA model): the profile the tracer's
+    shares and `kernelevolve model`'s per-call times (kernelevolve/model/profile.py) are read from."""
     from torch.profiler import ProfilerActivity, profile
 
     activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device == "cuda" else [])
     with profile(activities=activities) as prof:
-        _step(model, args, kwargs, train)
+        for _ in range(steps):
+            _step(model, args, kwargs, train)
         if device == "cuda":
             torch.cuda.synchronize()
+    return prof
+
+
+def _profile_shares(model: torch.nn.Module, args: tuple, kwargs: dict, train: bool, device: str) -> dict[str, float]:
+    """Self time per operator name ('aten::add', no overload), summed over one step, as shares of the total."""
+    prof = profile_step(model, args, kwargs, train, device)
     own: Counter = Counter()
     for event in prof.key_averages():
         if not event.key.startswith("aten::"):

@@ -7,6 +7,7 @@ from kernelevolve.cli import (  # noqa: F401 - each module registers its command
     check_problem,
     eval_cmd,
     kb_cmd,
+    model_cmd,
     report_cmd,
     runs_cmd,
     search_cmd,

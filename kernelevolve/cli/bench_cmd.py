@@ -167,22 +167,14 @@ def bench_command(
     """Evaluate (or optimize) every problem of a suite; a failing problem is reported, not fatal."""
     tgt = (target.value if target else None) or default_target()
     items = _items(suite, path, level, problems, only, no_seeds, tgt)
-    _check_seeds(items, no_search, llm)
     how = BenchOptions(
         no_search, budget, strategy, llm, llm_base_url, trials, timeout, baseline.value, not no_compile_baseline,
         out / "exports", time_s, correctness.value, allow_tf32, llm_timeout, max_inflight, remeasure,
     )  # fmt: skip
-    try:
-        store = Store(runs_dir, db)
-        pool = make_pool(tgt, workers, devices, timeout_s=timeout, compile_timeout_s=compile_timeout)
-    except (StoreError, ValueError) as e:
-        raise usage_error(str(e)) from None
-    out.mkdir(parents=True, exist_ok=True)
     started = time.strftime("%Y-%m-%d %H:%M")
     header = Header(suite, tgt, started, no_search, budget, strategy, time_s, runs_dir, keep_unreliable)
-    with ExitStack() as stack:
-        stack.callback(pool.close)
-        rows = _run_all(items, store, pool, tgt, how, out, header, searches or 4 * pool.size)
+    where = Workers(runs_dir, db, workers, devices, timeout, compile_timeout, searches)
+    rows = run_suite(items, how, header, where, out)
     text = _write(out, rows, header)
     plain_console().print(text)
     err.print(f"wrote {out / 'results.json'}, {out / 'results.md'} and {out / REPORT}")
@@ -193,6 +185,36 @@ def bench_command(
             f"{sum(r.waiting for r in waiting)} calls (the first: {waiting[0].reason}); run the same bench command "
             "again once they are there: each run goes on where it stopped"
         )
+
+
+@dataclass(frozen=True)
+class Workers:
+    """Where a suite's problems are evaluated: the store, the pool of workers, how many problems at once."""
+
+    runs_dir: Path
+    db: str | None
+    workers: str
+    devices: str
+    timeout: float
+    compile_timeout: float
+    searches: int | None = None  # problems at once [default: 4 per device]
+
+
+def run_suite(items: list[BenchItem], how: BenchOptions, header: Header, where: Workers, out: Path) -> list[BenchRow]:
+    """Every item evaluated, or searched and its export evaluated, several at once on one pool, in the items'
+    order (the first started first); results.json, results.md and report.html under `out` as each ends. Bench and
+    `kernelevolve model --search` (cli/model_cmd.py) both run their problems through it."""
+    _check_seeds(items, how.no_search, how.llm)
+    try:
+        store = Store(where.runs_dir, where.db)
+        limits = {"timeout_s": where.timeout, "compile_timeout_s": where.compile_timeout}
+        pool = make_pool(header.target, where.workers, where.devices, **limits)
+    except (StoreError, ValueError) as e:
+        raise usage_error(str(e)) from None
+    out.mkdir(parents=True, exist_ok=True)
+    with ExitStack() as stack:
+        stack.callback(pool.close)
+        return _run_all(items, store, pool, header.target, how, out, header, where.searches or 4 * pool.size)
 
 
 def _items(

@@ -30,7 +30,7 @@ from kernelevolve.cli.common import (
     usage_error,
 )
 from kernelevolve.eval.evaluator import Evaluator
-from kernelevolve.eval.wire import STAGE_LINE, gpu_judge_split
+from kernelevolve.eval.wire import STAGE_LINE
 from kernelevolve.platforms import PLATFORMS, default_target
 from kernelevolve.problem.problem import ProblemError, load_problem
 from kernelevolve.result import EvalResult, Status
@@ -87,9 +87,9 @@ def eval_command(
         raise usage_error("--baseline compile needs the torch.compile baseline; drop --no-compile-baseline")
     if baseline is Baseline.compile and not PLATFORMS[tgt].compile_baseline and not as_json:
         err.print(f"note: on the {tgt} target torch.compile is timed only when asked; it compiles for each case")
-    if PLATFORMS[tgt].device_type != "cpu":
+    if PLATFORMS[tgt].separate_device():
         try:
-            gpu_judge_split()
+            PLATFORMS[tgt].candidate_in_judge()
         except ValueError as e:
             raise usage_error(str(e)) from None
     limit = int(memory_limit_gb * 2**30) if memory_limit_gb else None

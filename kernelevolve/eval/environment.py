@@ -12,6 +12,7 @@ import platform as pyplatform
 from pathlib import Path
 from typing import Any
 
+from kernelevolve.platforms import get_platform
 from kernelevolve.platforms.peaks import public_version
 
 PACKAGE = Path(__file__).resolve().parents[1]
@@ -38,7 +39,7 @@ def _installed(name: str) -> str:
 def current(target: str, device_name: str = "") -> dict[str, str]:
     """This machine's environment for `target`; device_name: the GPU's name where known ("" skips the device)."""
     env = {"harness": harness_version(), "torch": _installed("torch"), "triton": _installed("triton")}
-    env["device"] = pyplatform.machine() if target == "cpu" else device_name
+    env["device"] = get_platform(target).device_label(device_name, pyplatform.machine())
     return env
 
 
@@ -46,7 +47,7 @@ def of(platform: Any) -> dict[str, str]:
     """The environment an evaluator of `platform` judges in (the GPU's name from the device's facts)."""
     from kernelevolve.platforms.facts import device_facts
 
-    name = "" if platform.device_type == "cpu" else device_facts(platform.name).name
+    name = device_facts(platform.name).name if platform.separate_device() else ""
     return current(platform.name, name)
 
 

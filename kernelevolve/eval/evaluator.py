@@ -35,7 +35,6 @@ from kernelevolve.eval.wire import (
     EvalJob,
     EvalOptions,
     Event,
-    gpu_judge_split,
 )
 from kernelevolve.platforms import get_platform
 from kernelevolve.problem.candidate import CandidateLoadError, read_source
@@ -72,7 +71,7 @@ class WorkerProcess:
         self, target: str, memory_limit: int | None = None, device_index: int = 0, build_timeout_s: float = 600.0
     ):
         platform = get_platform(target)
-        self.gpu = platform.device_type != "cpu"
+        self.gpu = platform.separate_device()
         self.started = time.monotonic()
         self.log = tempfile.TemporaryFile()
         read_fd, write_fd = os.pipe()
@@ -96,7 +95,7 @@ class WorkerProcess:
         # next (docs/harness.md, "A busy host"). Set here: OpenMP reads it once, as its library loads.
         env["OMP_WAIT_POLICY"] = "PASSIVE"
         limit = 0
-        if platform.device_type != "cpu":
+        if platform.separate_device():
             env[DEVICE_ENV] = str(device_index)
         else:
             limit = default_memory_limit() if memory_limit is None else memory_limit
@@ -286,10 +285,8 @@ class Evaluator:
         self.timeout_s = timeout_s
         self.compile_timeout_s = compile_timeout_s
         self.device_index = device_index
-        gpu = self.platform.device_type != "cpu"
-        if gpu:
-            gpu_judge_split()  # a mistyped mode is said here, not by every worker
-        self.spares = (4 if gpu else 1) if prestart is True else int(prestart)
+        self.platform.candidate_in_judge()  # a mistyped judge-split mode is said here, not by every worker
+        self.spares = self.platform.spare_workers() if prestart is True else int(prestart)
         self.memory_limit = memory_limit
         self._spares: list[WorkerProcess] = []
         self._busy: set[WorkerProcess] = set()  # workers evaluating now: close() kills them too
@@ -430,7 +427,7 @@ class Evaluator:
         ready_at = float(ready.get("t", asked))
         worker_start = ready_at - worker.started
         worker_wait = max(0.0, ready_at - asked)
-        if self.platform.device_type != "cpu" and not job.build_only:
+        if self.platform.separate_device() and not job.build_only:
             job = job.model_copy(update={"holders": self._holders(worker)})
         worker.send_job(job)
         left = {False: self.timeout_s, True: self.compile_timeout_s}  # seconds left on each clock: compiling or not
@@ -490,7 +487,7 @@ class Evaluator:
                 break
         result.stages = {"worker_start": round(worker_start, 4), "worker_wait": round(worker_wait, 4), **result.stages}
         result.sandbox = self._confinement(job.target)
-        if self.platform.device_type != "cpu" and not gpu_judge_split() and not job.build_only:
+        if self.platform.candidate_in_judge() and not job.build_only:
             result.degraded.append("judge split: off (KERNELEVOLVE_GPU_JUDGE=in-process)")
         # What the candidate printed goes on to the store, the screen and the model's prompt: credentials out.
         result.log_tail = redact(worker.log_tail())
@@ -548,8 +545,8 @@ class Evaluator:
         ).finalize()
 
     def _confinement(self, target: str) -> str:
-        gpu = get_platform(target).device_type != "cpu"
-        return sandbox.describe(memory_limited=not gpu, in_judge=gpu and not gpu_judge_split())
+        platform = get_platform(target)
+        return sandbox.describe(memory_limited=not platform.separate_device(), in_judge=platform.candidate_in_judge())
 
     def close(self) -> None:
         """Kill the spare workers and any evaluating now (an interrupted search leaves nothing running)."""
@@ -570,7 +567,7 @@ def evaluators(target: str, devices: str = "0", **options: object) -> list[Evalu
     """One evaluator per GPU index in `devices` ("0,1,2,3"), each with spare workers; one on the cpu target, where
     concurrent timings would disturb each other. ValueError for indices that are not integers."""
     try:
-        indices = [int(d) for d in devices.split(",")] if target != "cpu" else [0]
+        indices = [int(d) for d in devices.split(",")] if get_platform(target).separate_device() else [0]
     except ValueError:
         raise ValueError(f"--devices must be comma-separated GPU indices, not {devices!r}") from None
     return [Evaluator(target, prestart=True, device_index=i, **options) for i in indices]  # type: ignore[arg-type]

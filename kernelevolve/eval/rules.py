@@ -22,9 +22,3 @@ DISTRIBUTIONS = {
     "heavy_tailed": "Student-t with 2 degrees of freedom, clamped to +-1000 (a few large values among many small)",
     "uniform_signed": "uniform on [-1, 1)",
 }
-
-
-def kernel_policy_default(device_type: str) -> bool:
-    """On for GPU targets (cuda, rocm), where a kernel is the point; off on cpu, where PyTorch-level rewrites
-    are a fair starting point for a search."""
-    return device_type != "cpu"

@@ -23,6 +23,7 @@ from typing import Any
 
 from kernelevolve.kernels import calls
 from kernelevolve.kernels.entry import DEVICES, Entry, EntryError, read
+from kernelevolve.platforms import for_device
 
 _inside = threading.local()  # depth of kernelevolve kernels running on this thread
 _active: list[Enabled] = []
@@ -151,7 +152,7 @@ def _plan(entry: Entry) -> Plan:
 
     where = entry.path
     op = _overload(entry.operator, where)
-    if entry.device == "cuda" and not torch.cuda.is_available():
+    if not for_device(torch.device(entry.device)).usable():
         raise EnableError(f"{where}: its kernels are for cuda and no CUDA device is present here; remove the file")
     key = DEVICES[entry.device]
     name = op.name()

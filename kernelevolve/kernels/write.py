@@ -18,12 +18,11 @@ from typing import Any
 
 from kernelevolve.kernels import calls
 from kernelevolve.kernels.entry import Entry, file_name, render
+from kernelevolve.platforms import PLATFORMS
 from kernelevolve.result import CaseResult, EvalResult
 from kernelevolve.search.export import ERROR_LINE, SIGNATURES_LINE, ExportError, answer_of_worker, draw, winners
 from kernelevolve.store.models import Node, Run
 from kernelevolve.store.store import Store
-
-PLATFORM_DEVICE = {"cpu": "cpu", "cuda": "cuda", "rocm": "cuda"}  # ROCm builds of torch use the CUDA key
 
 
 def export_kernel_dir(store: Store, run: Run, folder: Path) -> tuple[Path, Entry | None]:
@@ -47,7 +46,7 @@ def export_kernel_dir(store: Store, run: Run, folder: Path) -> tuple[Path, Entry
     path = Path(folder) / file_name(operator)
     if not dispatch:
         return path, None
-    device = PLATFORM_DEVICE.get(run.platform, run.platform)
+    device = PLATFORMS[run.platform].device_type if run.platform in PLATFORMS else run.platform  # rocm: "cuda"
     entry = Entry(operator, facts["variants"], device, facts["init_inputs"], evidence, dispatch, kernels)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -180,7 +179,7 @@ def _init_inputs(module: Any) -> list[Any]:
 
 def _source(store: Store, node: Node) -> str:
     try:
-        return store.path(node.kernel_path).read_text()
+        return store.read(node.kernel_path)
     except OSError as e:
         raise ExportError(
             f"cannot read node {node.step}'s kernel {store.path(node.kernel_path)}: {e.strerror}"

@@ -33,7 +33,7 @@ class ReplayOperator:
         self.hashes = {n.id: n.source_hash for n in store.nodes(run.id)}  # recorded node id -> its kernel
         responses = [
             Recorded(
-                store.path(c["response_path"]).read_text() if c["response_path"] else "",
+                store.read(c["response_path"]) if c["response_path"] else "",
                 failed=c["outcome"] == "error",
                 prompt_tokens=c["prompt_tokens"],
                 completion_tokens=c["completion_tokens"],

@@ -17,7 +17,7 @@ from typing import Any
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
-from kernelevolve.eval.rules import BUDGET_MULTIPLE, DISTRIBUTIONS, kernel_policy_default
+from kernelevolve.eval.rules import BUDGET_MULTIPLE, DISTRIBUTIONS
 from kernelevolve.eval.wire import EvalOptions
 from kernelevolve.llm.base import LLMError, LLMPending, LLMResponse, Message, render
 from kernelevolve.llm.pricing import PriceTable
@@ -91,7 +91,7 @@ def _log_excerpt(result: EvalResult) -> str:
 
 def policy_on(platform: Platform, options: EvalOptions) -> bool:
     """The kernel policy in force: the run's choice, else the target's default (eval/rules.py)."""
-    return options.require_kernel if options.require_kernel is not None else kernel_policy_default(platform.device_type)
+    return options.require_kernel if options.require_kernel is not None else platform.kernel_policy_default()
 
 
 def _problem_literal(source: str, name: str) -> Any:
@@ -236,13 +236,13 @@ class UniversalOperator:
             "policy": {
                 "on": policy_on(self.platform, self.options),
                 "default": self.options.require_kernel is None,
-                "gpu": self.platform.device_type != "cpu",
+                "gpu": self.platform.separate_device(),
             },
             "build": {
                 "cxx": facts.versions.get("cxx", ""),
                 "sm": _sm(facts),
                 "cuda": "cuda" in self.platform.languages,
-                "cpu": self.platform.device_type == "cpu",
+                "cpu": not self.platform.separate_device(),
             },
             "baseline": self.options.baseline,
             "problem": {

@@ -27,7 +27,7 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from kernelevolve.platforms import device_present
+from kernelevolve.platforms import device_present, get_platform
 from kernelevolve.platforms.peaks import cached, datasheet, host_name
 from kernelevolve.problem.problem import parse
 
@@ -273,7 +273,7 @@ def forget() -> None:
 @functools.cache
 def _gathered(target: str) -> DeviceFacts:
     try:
-        facts = _gpu_facts(target) if target in ("cuda", "rocm") else _cpu_facts()
+        facts = _gpu_facts(target) if get_platform(target).separate_device() else _cpu_facts()
     except Exception:  # noqa: BLE001 - a prompt without some facts beats no prompt
         facts = DeviceFacts(target)
     try:

@@ -14,6 +14,7 @@ import torch
 from torch.utils._pytree import tree_map
 
 from kernelevolve.eval.rules import DISTRIBUTIONS as DESCRIBED
+from kernelevolve.platforms import for_device
 from kernelevolve.problem.problem import ProblemError
 
 # Trials of a case take these in order (wrapping around); one outside the problem's domain is skipped
@@ -88,7 +89,7 @@ def call_get_inputs(module: types.ModuleType, seed: int, device: torch.device) -
     default), and where that fails, on the host as written. Drawn on the host, every input set of every shape
     case would be generated there and copied over, which is slow for large inputs (docs/benchmarks/harness.md,
     the load stage)."""
-    if device.type != "cpu":
+    if for_device(device).separate_device():
         torch.manual_seed(seed)
         try:
             with torch.device(device):

@@ -149,11 +149,10 @@ def _best(store: Store, run: Run, best: Node, by_id: dict[int, Node]) -> dict[st
 def best_with_compile(store: Store, run: Run, best: Node | None) -> EvalResult | None:
     """The best kernel's evaluation with the torch.compile baseline (written when a run finishes), if it is of the
     best node's source: a run resumed since may have a better one."""
-    path = store.path(f"{run.id}/{BEST_WITH_COMPILE}")
-    if best is None or not path.is_file():
+    if best is None:
         return None
     try:
-        final = EvalResult.model_validate_json(path.read_text())
+        final = EvalResult.model_validate_json(store.read(f"{run.id}/{BEST_WITH_COMPILE}"))
     except (OSError, ValueError):
         return None
     return final if final.candidate_hash in ("", best.source_hash) else None

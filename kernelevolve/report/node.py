@@ -80,10 +80,10 @@ def node_detail(store: Store, run: Run, node: Node, nodes: list[Node] | None = N
         )
     kernel = store.path(node.kernel_path)
     folder = kernel.parent
-    source = _read(kernel)
+    source = _read(store, node.kernel_path)
     diffs = []
     for p in parents:
-        parent_source = _read(store.path(p.kernel_path))
+        parent_source = _read(store, p.kernel_path)
         text = None
         if source is not None and parent_source is not None:
             text = "".join(
@@ -98,7 +98,8 @@ def node_detail(store: Store, run: Run, node: Node, nodes: list[Node] | None = N
     log_path = folder / "log.txt"
     log = ""
     if not node.correct:
-        log = "\n".join((_read(log_path) or "").rstrip("\n").splitlines()[-LOG_LINES:])
+        log_text = _read(store, str(Path(node.kernel_path).parent / "log.txt")) or ""
+        log = "\n".join(log_text.rstrip("\n").splitlines()[-LOG_LINES:])
     analysis = store.analysis(node.id)
     return NodeDetail(
         run_id=run.id,
@@ -133,14 +134,14 @@ def llm_transcript(store: Store, node_id: int) -> dict[str, Any] | None:
     call = store.llm_call_of(node_id)
     if call is not None:
         for label, key in (("prompt", "prompt_path"), ("answer", "response_path")):
-            path = store.path(call[key])
-            call[f"{label}_file"] = str(path.resolve())
-            call[label] = _read(path)
+            call[f"{label}_file"] = str(store.path(call[key]).resolve())
+            call[label] = _read(store, call[key]) if call[key] else None
     return call
 
 
-def _read(path: Path) -> str | None:
+def _read(store: Store, relative: str) -> str | None:
+    """A file of the object store (from the database where this machine lacks it), None where unreadable."""
     try:
-        return path.read_text() if path.is_file() else None
+        return store.read(relative)
     except (OSError, UnicodeDecodeError):
         return None

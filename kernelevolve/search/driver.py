@@ -526,7 +526,7 @@ class Driver:
         of device time on nvcc. GPU targets only: on the cpu target a build would take the cores being timed."""
         evaluator = self.evaluators[0]
         builds = {"cpp", "cuda"} & set(detect_languages(proposal.source or ""))
-        if evaluator.platform.device_type == "cpu" or not builds:
+        if not evaluator.platform.separate_device() or not builds:
             return
         if len(self._prebuilds) >= MAX_PREBUILDS:
             return

@@ -260,7 +260,7 @@ def export(store: Store, run: Run, out: Path) -> list[CaseChoice]:
     for n in nodes:
         row = next(r for r in store.nodes(run.id) if r.id == n)
         try:
-            sources[n] = store.path(row.kernel_path).read_text()
+            sources[n] = store.read(row.kernel_path)
         except OSError as e:
             raise ExportError(
                 f"cannot read node {row.step}'s kernel {store.path(row.kernel_path)}: {e.strerror}"

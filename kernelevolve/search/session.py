@@ -15,13 +15,13 @@ import os
 import random
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from kernelevolve.agents import lessons
 from kernelevolve.agents.context import MemoryAgent, knowledge_base
-from kernelevolve.eval.wire import BASELINES, CORRECTNESS, EvalOptions, Profile, gpu_judge_split
+from kernelevolve.eval.wire import BASELINES, CORRECTNESS, EvalOptions, Profile
 from kernelevolve.operators.tune import TuneOperator
 from kernelevolve.platforms import PLATFORMS, device_present, get_platform
 from kernelevolve.problem.problem import Problem, ProblemError, load_problem, source_hash
@@ -69,9 +69,9 @@ class RunSpec:
                 f"target {self.target!r} needs a GPU, and this machine has none (no {self.target} driver loaded); "
                 "use --target cpu, or run on a machine with the GPU"
             )
-        if self.target != "cpu":
+        if PLATFORMS[self.target].separate_device():
             try:
-                gpu_judge_split()
+                PLATFORMS[self.target].candidate_in_judge()
             except ValueError as e:
                 raise SessionError(str(e)) from None
         if self.strategy not in STRATEGIES:
@@ -189,11 +189,24 @@ def load(path: Path) -> Problem:
         raise SessionError(str(e)) from None
 
 
+PROBLEM_COPY = "problem.py"  # the run's problem, kept in the store: RUN/problem.py
+
+
 def stored_spec(store: Store, run_id: str) -> RunSpec:
+    """The run's spec; where this machine lacks its problem file (a process on another machine started the run),
+    the copy the store keeps (`PROBLEM_COPY`), written under this runs directory."""
     run = store.get_run(run_id)
     if run is None:
         raise SessionError(f"no run {run_id!r} in {store.shown_url()}; `kernelevolve runs` lists them")
-    return RunSpec.stored(run)
+    spec = RunSpec.stored(run)
+    if spec.problem.is_file():
+        return spec
+    copy = f"{run.id}/{PROBLEM_COPY}"
+    try:
+        store.read(copy)
+    except (OSError, StoreError):
+        return spec  # a run from before the store kept its problem: loading it says what is missing
+    return replace(spec, problem=store.path(copy))
 
 
 def open_run(
@@ -225,12 +238,15 @@ def open_run(
                 config_hash=identity,
                 budget=resolved.budget,
             )
+            store.put(f"{run.id}/{PROBLEM_COPY}", problem.source)  # for processes that join from elsewhere
             _hold(store, run.id, join)
             return Session(store, run, spec, problem, resumed=False, stored_nodes=0, limits=resolved, joined=join)
         _hold(store, run.id, join)  # before the resumed run's config is touched
         kept = json.loads(run.config)
         resolved = limits.over(kept)
-        store.update_run(run.id, config=json.dumps({**kept, **config, **asdict(resolved)}, sort_keys=True))
+        # The problem's path stays the one the run was started with (a joined process may read the store's copy).
+        where = {"problem": kept["problem"]} if "problem" in kept else {}
+        store.update_run(run.id, config=json.dumps({**kept, **config, **where, **asdict(resolved)}, sort_keys=True))
     except StoreError as e:
         raise SessionError(str(e)) from None
     nodes = len(store.nodes(run.id))
@@ -470,15 +486,14 @@ def final_with_compile(session: Session, evaluator: Evaluate) -> EvalResult | No
     best = Graph.from_store(store.nodes(session.run.id)).best()
     if best is None:
         return None
-    kernel = store.path(store.node(best.id).kernel_path)
+    kernel_rel = store.node(best.id).kernel_path
+    store.read(kernel_rel)  # written here from the store where another machine's process stored it
+    kernel = store.path(kernel_rel)
     options = EvalOptions(
         trials=spec.trials, baseline=spec.baseline, correctness=spec.correctness, allow_tf32=spec.allow_tf32
     )
     final = evaluator.evaluate(session.problem, kernel, options)
-    store.path(session.run.id).mkdir(parents=True, exist_ok=True)
-    store.path(f"{session.run.id}/best_with_compile.json").write_text(
-        final.model_dump_json(indent=1, exclude={"log_tail"})
-    )
+    store.put(f"{session.run.id}/best_with_compile.json", final.model_dump_json(indent=1, exclude={"log_tail"}))
     return final
 
 

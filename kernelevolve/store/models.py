@@ -134,3 +134,14 @@ class RunAgent(Base):
     inflight: Mapped[int] = mapped_column(Integer, default=0)  # budgeted nodes its steps hold
     llm_seq: Mapped[int] = mapped_column(Integer, default=0)  # the last LLM call number it took
     heartbeat: Mapped[float] = mapped_column(Float, default=0.0)  # time.time() of its last word; a lease
+
+
+class Artifact(Base):
+    """A file of the object store (a kernel, a result, a log, a prompt, a response, the run's problem), kept in the
+    database beside the file, so that a process on another machine reads it with no shared runs directory
+    (kernelevolve/store/artifacts.py, docs/cli.md)."""
+
+    __tablename__ = "artifacts"
+
+    path: Mapped[str] = mapped_column(String(512), primary_key=True)  # relative to the runs directory
+    text: Mapped[str] = mapped_column(Text)

@@ -24,8 +24,9 @@ from sqlalchemy.exc import ArgumentError, OperationalError, SQLAlchemyError
 from sqlalchemy.orm import Session, selectinload, sessionmaker
 
 from kernelevolve.result import MACHINE_STATUSES, EvalResult
+from kernelevolve.store import artifacts
 from kernelevolve.store.locking import lock_run, release_claim
-from kernelevolve.store.models import Base, Edge, Evaluation, LLMCall, Node, NodeAnalysis, Run, RunAgent
+from kernelevolve.store.models import Artifact, Base, Edge, Evaluation, LLMCall, Node, NodeAnalysis, Run, RunAgent
 
 DB_NAME = "kernelevolve.db"
 
@@ -267,6 +268,7 @@ class Store:
             s.execute(delete(Edge).where(Edge.child_id.in_(ids)))
             s.execute(delete(Node).where(Node.run_id == run_id))
             s.execute(delete(RunAgent).where(RunAgent.run_id == run_id))
+            s.execute(delete(Artifact).where(Artifact.path.startswith(f"{run_id}/", autoescape=True)))
             s.execute(delete(Run).where(Run.id == run_id))
         removed = None
         if folder.is_dir():
@@ -309,7 +311,10 @@ class Store:
         node = self.node(node_id)
         if node is None:
             raise StoreError(f"no node {node_id} in {self.shown_url()}")
-        return self.path(node.kernel_path).read_text()
+        try:
+            return self.read(node.kernel_path)
+        except OSError as e:
+            raise StoreError(f"cannot read node {node.step}'s kernel {node.kernel_path}: {_os_reason(e)}") from None
 
     def has_source(self, run_id: str, source_hash: str) -> bool:
         with self.session() as s:
@@ -355,12 +360,8 @@ class Store:
         status, fitness and stored result become the new evaluation's, in one transaction."""
         with self.writing(f"the new evaluation of node {node_id}") as s:
             node = s.get(Node, node_id)
-            folder = self.path(str(Path(node.kernel_path).parent))
-            try:
-                (folder / "result.json").write_text(result.model_dump_json(indent=1, exclude={"log_tail"}))
-                (folder / "log.txt").write_text(result.log_tail)
-            except OSError as e:
-                raise StoreError(f"cannot write artifacts under {folder}: {e}") from e
+            folder = Path(node.kernel_path).parent
+            self._put_files(s, _result_files(folder, result))
             node.status, node.correct = result.status.value, result.correct
             node.fitness, node.speedup, node.reason = result.fitness, result.speedup, result.reason[:2000]
             ev = s.scalars(select(Evaluation).where(Evaluation.node_id == node_id)).first()
@@ -393,7 +394,8 @@ class Store:
         with the run's row held (its next step number is this node's) and the claim of agent `claimed_by` given
         back. None, nothing stored but the claim given back: another process on the run stored this kernel first."""
         self._check_writable()
-        kernel_rel, result_rel, log_rel = self._write_artifacts(run_id, record)
+        files = self._write_artifacts(run_id, record)
+        kernel_rel, result_rel, log_rel = list(files)
         result = record.result
         with self.writing(f"a node of run {run_id}") as s:
             run = lock_run(s, run_id)
@@ -402,6 +404,7 @@ class Store:
             twin = select(Node.id).where(Node.run_id == run_id, Node.source_hash == record.source_hash)
             if s.scalar(twin) is not None:
                 return None
+            artifacts.keep(s, files)
             step = (s.scalar(select(func.max(Node.step)).where(Node.run_id == run_id)) or 0) + 1
             node = Node(
                 run_id=run_id,
@@ -436,7 +439,7 @@ class Store:
                 other.value_sum += value
             if record.llm_call is not None:
                 _drop_pending(s, run_id, record.llm_call.seq)
-                s.add(self._llm_row(run_id, record.llm_call, node.id))
+                s.add(self._llm_row(s, run_id, record.llm_call, node.id))
             if record.analysis is not None:
                 s.add(NodeAnalysis(node_id=node.id, data=json.dumps({**record.analysis, "node_id": node.id})))
             run.strategy_state = json.dumps(strategy_state, sort_keys=True)
@@ -458,7 +461,7 @@ class Store:
                 lock_run(s, run_id)
                 release_claim(s, run_id, claimed_by)
             _drop_pending(s, run_id, call.seq)
-            s.add(self._llm_row(run_id, call, None))
+            s.add(self._llm_row(s, run_id, call, None))
 
     def pending_calls(self, run_id: str) -> list[dict[str, Any]]:
         """The run's calls a deferred model has not answered yet, oldest first, each with the prompt it was sent."""
@@ -469,27 +472,25 @@ class Store:
             calls = [_llm_dict(r) for r in rows]
         for c in calls:
             try:
-                c["prompt"] = (self.runs_dir / c["prompt_path"]).read_text()
+                c["prompt"] = self.read(c["prompt_path"])
             except OSError as e:
                 raise StoreError(f"the prompt of pending call {c['seq']} of run {run_id} is unreadable: {e}") from None
-            knowledge = self.runs_dir / run_id / "llm" / f"{c['seq']:05d}-knowledge.json"
             try:
-                c["knowledge"] = json.loads(knowledge.read_text()) if knowledge.is_file() else []
+                c["knowledge"] = json.loads(self.read(f"{run_id}/llm/{c['seq']:05d}-knowledge.json"))
             except (OSError, ValueError):
-                c["knowledge"] = []  # a record of retrieval, not needed to serve the call
+                c["knowledge"] = []  # a record of retrieval (none kept, or unreadable), not needed to serve the call
         return calls
 
-    def _llm_row(self, run_id: str, call: LLMCallRecord, node_id: int | None) -> LLMCall:
-        folder = self.runs_dir / run_id / "llm"
-        try:
-            folder.mkdir(parents=True, exist_ok=True)
-            (folder / f"{call.seq:05d}-prompt.md").write_text(call.prompt)
-            (folder / f"{call.seq:05d}-response.md").write_text(call.response)
-            if call.outcome == "pending" and call.knowledge:  # its node, made in a later session, records them
-                (folder / f"{call.seq:05d}-knowledge.json").write_text(json.dumps(call.knowledge))
-        except OSError as e:
-            raise StoreError(f"cannot write the LLM transcript under {folder}: {_os_reason(e)}") from None
+    def _llm_row(self, s: Session, run_id: str, call: LLMCallRecord, node_id: int | None) -> LLMCall:
+        """The call's row; its prompt and response (and, pending, the knowledge it was given) kept as files."""
         rel = Path(run_id) / "llm"
+        files = {
+            str(rel / f"{call.seq:05d}-prompt.md"): call.prompt,
+            str(rel / f"{call.seq:05d}-response.md"): call.response,
+        }
+        if call.outcome == "pending" and call.knowledge:  # its node, made in a later session, records them
+            files[str(rel / f"{call.seq:05d}-knowledge.json")] = json.dumps(call.knowledge)
+        self._put_files(s, files, "the LLM transcript")
         return LLMCall(
             run_id=run_id,
             node_id=node_id,
@@ -534,21 +535,46 @@ class Store:
             u["failed"] += c["outcome"] in ("error", "unusable")
         return usage
 
-    def _write_artifacts(self, run_id: str, record: NodeRecord) -> tuple[str, str, str]:
-        """Files named by source hash: rewriting after a crash before the commit is harmless."""
-        rel = Path(run_id) / "nodes" / record.source_hash
-        folder = self.runs_dir / rel
+    def _write_artifacts(self, run_id: str, record: NodeRecord) -> dict[str, str]:
+        """The node's files (kernel, result, log, in that order), named by source hash: rewriting after a crash
+        before the commit is harmless. Their rows go in with the node (`artifacts.keep`)."""
+        folder = Path(run_id) / "nodes" / record.source_hash
+        files = {str(folder / "kernel.py"): record.source, **_result_files(folder, record.result)}
+        self._write_files(files)
+        return files
+
+    def _write_files(self, files: dict[str, str], what: str = "artifacts") -> None:
         try:
-            folder.mkdir(parents=True, exist_ok=True)
-            (folder / "kernel.py").write_text(record.source)
-            (folder / "result.json").write_text(record.result.model_dump_json(indent=1, exclude={"log_tail"}))
-            (folder / "log.txt").write_text(record.result.log_tail)
+            artifacts.write_files(self.runs_dir, files)
         except OSError as e:
-            raise StoreError(f"cannot write artifacts under {folder}: {_os_reason(e)}") from None
-        return str(rel / "kernel.py"), str(rel / "result.json"), str(rel / "log.txt")
+            where = self.runs_dir / Path(next(iter(files))).parent
+            raise StoreError(f"cannot write {what} under {where}: {_os_reason(e)}") from None
+
+    def _put_files(self, s: Session, files: dict[str, str], what: str = "artifacts") -> None:
+        """Files and their rows, in the transaction s."""
+        self._write_files(files, what)
+        artifacts.keep(s, files)
+
+    def put(self, relative: str, text: str) -> None:
+        """One file of the object store, kept as a file and as a row (a run's problem, its best kernel's figures)."""
+        with self.writing(relative) as s:
+            self._put_files(s, {relative: text})
+
+    def read(self, relative: str) -> str:
+        """A file of the object store: from the runs directory, or from the database where this machine has no
+        such file (another machine's process wrote it: store/artifacts.py). FileNotFoundError where neither."""
+        with self.session() as s:
+            return artifacts.read(s, self.runs_dir, relative, materialize=not self.read_only)
 
     def path(self, relative: str) -> Path:
         return self.runs_dir / relative
+
+
+def _result_files(folder: Path, result: EvalResult) -> dict[str, str]:
+    return {
+        str(folder / "result.json"): result.model_dump_json(indent=1, exclude={"log_tail"}),
+        str(folder / "log.txt"): result.log_tail,
+    }
 
 
 def _engine_url(url: str) -> Any:

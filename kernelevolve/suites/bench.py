@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kernelevolve.platforms import get_platform
+from kernelevolve.platforms import PLATFORMS, get_platform
 from kernelevolve.problem.candidate import detect_languages
 from kernelevolve.problem.problem import TargetSpeedup
 from kernelevolve.result import EvalResult, Status, geomean
@@ -21,11 +21,6 @@ from kernelevolve.suites import scores
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SUITES = {"ranking": REPO_ROOT / "suites" / "ranking", "aten": REPO_ROOT / "suites" / "aten"}
-SEED_PREFERENCE = {
-    "cpu": ("seed_cpp.py", "seed_triton.py", "seed.py"),
-    "cuda": ("seed_triton.py", "seed_cuda.py", "seed.py", "seed_cpp.py"),
-    "rocm": ("seed_triton.py", "seed_hip.py", "seed.py"),
-}
 
 
 class SuiteError(Exception):
@@ -72,7 +67,7 @@ class BenchRow:
 
 
 def _seed_for(folder: Path, target: str) -> Path | None:
-    for name in SEED_PREFERENCE.get(target, ("seed.py",)):
+    for name in PLATFORMS[target].seeds if target in PLATFORMS else ("seed.py",):
         if (folder / name).is_file():
             return folder / name
     return None

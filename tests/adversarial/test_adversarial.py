@@ -57,6 +57,13 @@ EXPLOITS = [
     ("decoy_kernel_getattr.py", SOFTMAX, True, REJECTED, "kernel policy: ModelNew.forward looks up an attribute"),
 ]
 
+# On the cpu target a few timed calls run on contents never shown and are judged (eval/worker/sampled.py): a cache by
+# address serves them stale outputs, caught there before the timing-outputs check (which catches it on a GPU).
+CPU_CATCHES = {"cache_by_pointer.py": (INCORRECT, "the output of a timed call on contents it had not seen is wrong")}
+# Caught by the same check either way: where a held-back set's own buffers land at an address an earlier set's had
+# (its mapping gone, a second timing pass on a busy host), the cache by address answers with a stale output.
+ALSO_CAUGHT = {"caches_jagged_by_pointer.py": (INCORRECT, "unseen-inputs check: the output on inputs it had not seen")}
+
 # Exploits that reach for what the judge holds (its reference outputs, its private copy of the problem): caught
 # where the candidate shares the judge's process (GPU targets, test_adversarial_gpu.py); on the cpu target they find
 # nothing of the judge in the candidate's own process and are measured for what they are.
@@ -105,6 +112,9 @@ def test_exploit_is_caught_by_its_check(cpu_evaluator, candidate, problem, polic
     result = cpu_evaluator.evaluate(
         load_problem(problem), HERE / "exploits" / candidate, require_kernel=policy, **FAST_TIMING
     )
+    status, why = CPU_CATCHES.get(candidate, (status, why))
+    if candidate in ALSO_CAUGHT and result.status is ALSO_CAUGHT[candidate][0]:
+        status, why = ALSO_CAUGHT[candidate]
     assert_caught(result, status, why)
 
 

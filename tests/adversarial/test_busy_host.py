@@ -4,7 +4,8 @@ says its figure is unreliable; a candidate that makes the host look busy itself 
 and thresholds: eval/worker/contention.py, docs/harness.md ("A busy host").
 
 Timing-sensitive by nature: the first test expects no contention from CI's own load (two test processes on two
-cores) and fails where the machine is busier than that (other jobs beside the suite)."""
+cores); where the machine is busier than that (other jobs beside the suite: a load average over 1.5 per core as it
+starts) the host is contended in fact, and it is skipped saying so."""
 
 from __future__ import annotations
 
@@ -43,6 +44,9 @@ def busy_cores():
 def test_an_honest_kernel_under_ci_s_own_load_is_not_called_contended(cpu_evaluator):
     """The candidate checks that its OpenMP pools are passive (it fails to load otherwise). Its calls, about a
     tenth of a millisecond, are long enough for the judge's clock around a request to resolve."""
+    load, cores = os.getloadavg()[0], os.cpu_count() or 1
+    if load > 1.5 * cores:
+        pytest.skip(f"the host is busier than CI's own load (load average {load:.1f} on {cores} cores)")
     result = cpu_evaluator.evaluate(load_problem(PARALLEL), HERE / "honest" / "relu_passive_pool.py", **FAST_TIMING)
     assert result.status is Status.OK, result.reason
     assert all(c.contention is not None for c in result.cases)

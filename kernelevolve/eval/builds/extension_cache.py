@@ -260,13 +260,10 @@ def load_built(request: dict[str, Any], folder: Path) -> Any:
 def _cuda_arch() -> str:
     """The GPU's compute capability ("9.0"), which the build step compiles for (TORCH_CUDA_ARCH_LIST) without
     asking a GPU itself; the caller's own TORCH_CUDA_ARCH_LIST where set; "" without CUDA."""
-    import torch
+    from kernelevolve.platforms import get_platform
 
     chosen = os.environ.get("TORCH_CUDA_ARCH_LIST", "")
-    if chosen or not torch.cuda.is_available():
-        return chosen
-    major, minor = torch.cuda.get_device_capability()
-    return f"{major}.{minor}"
+    return chosen or get_platform("cuda").build_arch()
 
 
 Channel = tuple[int, int]  # (the descriptor requests go to, the one replies come from)

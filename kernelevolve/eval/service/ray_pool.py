@@ -75,7 +75,7 @@ class EvalActor:
     def __init__(self, target: str, options: dict[str, Any], factory: Factory | None = None):
         ids = ray.get_gpu_ids()
         index = int(ids[0]) if ids else 0
-        if get_platform(target).device_type != "cpu":
+        if get_platform(target).separate_device():
             os.environ.pop("CUDA_VISIBLE_DEVICES", None)
         self.where = f"{socket.gethostname()} " + (f"GPU {index}" if ids else "CPUs") + f" (pid {os.getpid()})"
         self.node = ray.get_runtime_context().get_node_id()
@@ -171,7 +171,7 @@ class RayPool(SharedPool):
         **options: Any,
     ):
         self.target = target
-        gpu = get_platform(target).device_type != "cpu"
+        gpu = get_platform(target).separate_device()
         self.num_gpus = (1 if gpu else 0) if num_gpus is None else num_gpus
         self.num_cpus = (0 if self.num_gpus else 1) if num_cpus is None else num_cpus
         self.name = name or f"kernelevolve-{target}"

@@ -30,7 +30,7 @@ def ray_address(workers: str) -> str | None:
 
 
 def _where(evaluator: Evaluator) -> str:
-    gpu = evaluator.platform.device_type != "cpu"
+    gpu = evaluator.platform.separate_device()
     return f"{socket.gethostname()} " + (f"GPU {evaluator.device_index}" if gpu else "CPUs")
 
 

@@ -27,6 +27,7 @@ from kernelevolve.eval.worker.correctness import (
 from kernelevolve.eval.worker.outputs import Span, aliased, not_plain, spans
 from kernelevolve.eval.worker.poison import poisoned_elements
 from kernelevolve.eval.worker.prepare import PreparedCase, Trial, describe, sync
+from kernelevolve.platforms import accelerator
 from kernelevolve.result import CaseResult, Status
 
 
@@ -42,8 +43,9 @@ def failure_of(e: BaseException, what: str) -> CandidateFailure:
     out-of-memory error that the candidate's own demand does not explain is the harness's limit, never the
     candidate's failure (memory.candidate_short)."""
     reason = f"{what} {describe(e)}"
-    if isinstance(e, torch.OutOfMemoryError) and torch.cuda.is_available():
-        short = memory.candidate_short(e, torch.device("cuda", torch.cuda.current_device()))
+    device = accelerator() if isinstance(e, torch.OutOfMemoryError) else None
+    if device is not None:
+        short = memory.candidate_short(e, device)
         if short:
             return CandidateFailure(Status.HARNESS_LIMIT, f"{short} ({reason})")
     return CandidateFailure(classify(e), reason)

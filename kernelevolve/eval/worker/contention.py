@@ -29,6 +29,10 @@ from kernelevolve.result import HostContention, Status
 # looks' spread is reported, never a trigger: the medians of calls of a few microseconds spread up to 4.6x on a
 # host where the judge was denied nothing.
 SHORTFALL = 0.25
+# The second signal, over the timing pass itself (`PassLoad`): of the CPU the judge's and the candidate's process's
+# threads wanted while they took turns serving and timing calls, the share they waited for. It sees what the 0.1 s
+# look after the pass can miss (docs/harness.md, "A busy host", has the measurements behind the value).
+PASS_SHORTFALL = 0.25
 # The candidate's processes may take at most this share of one CPU while the judge measures alone (an honest
 # one, idle between requests, takes next to none) before the contention is counted as the candidate's doing.
 CANDIDATE_IDLE = 0.1
@@ -115,6 +119,37 @@ class Probe:
         return judge(HostContention(shortfall=shortfall(run, wait, wall), spread=spread, candidate_cpu=cpu, load=load))
 
 
+class PassLoad:
+    """Started before a timing pass, `done` after it: the second signal, read by the judge from /proc (never
+    reported by the candidate's process): the run-queue wait of its own threads and of the candidate's process
+    (`roots`) over the pass, and the CPU time the candidate's other processes took meanwhile (a process it
+    started to spin and make the host look busy: the veto)."""
+
+    def __init__(self, roots: list[int]) -> None:
+        self.roots = [str(p) for p in roots]
+        self.others = _others(self.roots)
+        self.others0 = sum(_cpu_ns(p) for p in self.others)
+        self.t0 = time.perf_counter()
+        self.own0 = self._run_wait()
+
+    def _run_wait(self) -> tuple[int, int]:
+        pairs = [_sched_ns("self"), *(_sched_ns(p) for p in self.roots)]
+        return sum(run for run, _ in pairs), sum(wait for _, wait in pairs)
+
+    def done(self) -> HostContention:
+        """What the pass showed (the probe after it adds its own: `probe_looks`)."""
+        wall = max(time.perf_counter() - self.t0, 1e-9)
+        run, wait = (now - then for now, then in zip(self._run_wait(), self.own0))
+        others = set(self.others) | set(_others(self.roots)) if self.roots else set()
+        cpu = max(0, sum(_cpu_ns(p) for p in others) - self.others0) / 1e9 / wall if self.roots else None
+        return HostContention(pass_shortfall=shortfall(run, wait, wall), pass_others_cpu=cpu)
+
+
+def _others(roots: list[str]) -> list[str]:
+    """The candidate's processes other than those serving calls (`roots`)."""
+    return [p for p in candidate_pids() if p not in roots] if roots else []
+
+
 def shortfall(run_ns: int, wait_ns: int, wall_s: float) -> float | None:
     """Of the CPU the judge's threads wanted over wall_s (their time on a CPU and waiting for one, per second, up to
     one CPU: a reference on two threads that gets one core whole is timed as it would be on one), the share they
@@ -126,21 +161,29 @@ def shortfall(run_ns: int, wait_ns: int, wall_s: float) -> float | None:
 
 
 def judge(c: HostContention) -> HostContention:
-    """c with `contended` set by the thresholds, and `by_candidate` where the candidate was not idle."""
-    signals = (c.shortfall or 0.0) > SHORTFALL
-    c.by_candidate = signals and c.candidate_cpu is not None and c.candidate_cpu > CANDIDATE_IDLE
+    """c with `contended` set by the thresholds (either signal: the look after the pass, or the pass's own wait),
+    and `by_candidate` where the candidate was not idle (its processes while the judge looked, or its other
+    processes over the pass)."""
+    signals = (c.shortfall or 0.0) > SHORTFALL or (c.pass_shortfall or 0.0) > PASS_SHORTFALL
+    busy = [cpu for cpu in (c.candidate_cpu, c.pass_others_cpu) if cpu is not None]
+    c.by_candidate = signals and any(cpu > CANDIDATE_IDLE for cpu in busy)
     c.contended = signals and not c.by_candidate
     return c
 
 
-def probe_looks(look: Callable[[], float], roots: list[int]) -> tuple[list[float], HostContention]:
+def probe_looks(
+    look: Callable[[], float], roots: list[int], during: HostContention | None = None
+) -> tuple[list[float], HostContention]:
     """Looks (`look`: one short timing of the reference, its median in ms) until the probe has enough; returns
-    their medians and what they showed of the host."""
+    their medians and what they showed of the host, with what the timing pass showed (`during`, PassLoad's)."""
     probe = Probe(roots)
     medians: list[float] = []
     while not probe.enough(len(medians)):
         medians.append(look())
-    return medians, probe.done(medians)
+    found = probe.done(medians)
+    if during is not None:
+        found.pass_shortfall, found.pass_others_cpu = during.pass_shortfall, during.pass_others_cpu
+    return medians, judge(found)
 
 
 # The checks whose failure a contended host can cause in an honest kernel: each compares times.
@@ -162,9 +205,14 @@ def verdict(failure: CandidateFailure, c: HostContention | None) -> CandidateFai
             Status.INCONCLUSIVE, f"inconclusive: {failure.reason}; but the host was contended: {c.describe()}; {ADVICE}"
         )
     if c.by_candidate:
+        what = (
+            f"the candidate's processes used {c.candidate_cpu:.2f} CPUs meanwhile with nothing to serve"
+            if (c.candidate_cpu or 0.0) > CANDIDATE_IDLE
+            else f"processes the candidate started used {c.pass_others_cpu or 0.0:.2f} CPUs over the timing pass"
+        )
         return CandidateFailure(
             Status.REJECTED,
-            f"{failure.reason} (the judge's own timing saw the host contended too, but the candidate's processes used "
-            f"{c.candidate_cpu:.2f} CPUs meanwhile with nothing to serve: that contention is the candidate's)",
+            f"{failure.reason} (the judge's own timing saw the host contended too, but {what}: that contention is "
+            "the candidate's)",
         )
     return failure

@@ -26,7 +26,17 @@ import torch
 from kernelevolve.eval.builds import extension_cache
 from kernelevolve.eval.environment import harness_version
 from kernelevolve.eval.wire import EvalJob
-from kernelevolve.eval.worker import contention, integrity, launches, memory, precision, proof, speed, trees
+from kernelevolve.eval.worker import (
+    contention,
+    integrity,
+    launches,
+    memory,
+    precision,
+    proof,
+    sampled,
+    speed,
+    trees,
+)
 from kernelevolve.eval.worker.checking import (
     CandidateFailure,
     Guard,
@@ -43,7 +53,8 @@ from kernelevolve.eval.worker.policy import policy_default, violations
 from kernelevolve.eval.worker.prepare import UNSEEN_SETS, LoadClock, PreparedCase, Report, describe, prepare
 from kernelevolve.eval.worker.series import Recorder, copy_of, measure
 from kernelevolve.eval.worker.timing import Timer, TimerConfig
-from kernelevolve.platforms import get_platform
+from kernelevolve.platforms import activate, for_device, get_platform
+from kernelevolve.platforms.base import DeviceMissing
 from kernelevolve.problem.candidate import CandidateLoadError, detect_languages, read_source
 from kernelevolve.problem.inputs import out_of_memory, problem_dtype
 from kernelevolve.problem.problem import (
@@ -86,6 +97,7 @@ def time_case(
         retime = g.host.retime_host
     else:
         rec = Recorder(pc.timing_sets)
+        sampler: sampled.TimedSampler | None = None  # the candidate in its own process: timed calls judged
 
         def after_call(name: str) -> None:
             if name == "candidate":
@@ -93,6 +105,8 @@ def time_case(
                 left = g.host.python_left()
                 if left:
                     raise CandidateFailure(Status.REJECTED, f"threads check: after a timed call, {left}")
+            if sampler is not None:
+                sampler.after(name)
 
         if g.host.in_process:
             fns: dict[str, Callable[[list[Any]], Any]] = {
@@ -102,14 +116,19 @@ def time_case(
             if pc.compiled is not None:
                 fns["compile"] = lambda inp, c=pc.compiled: c(*inp)
         else:  # the baselines are timed in the candidate's process too, by the same clock
-            fns = {**g.host.baselines(model, pc, g.dtype), "candidate": g.host.timed_fn(model, keep=True)}
+            fns = {**g.host.baselines(model, pc, g.dtype), "candidate": g.host.timed_fn(model)}
+            sampler = sampled.TimedSampler(pc, g, fns)
         copy = copy_of(pc.min_bytes, timer.device) if copy_floor else None
-        stats, rest = measure(timer, fns, pc.timing_sets, after_call, rec.midway, copy)
+        before = sampler.before if sampler is not None else None
+        during = contention.PassLoad(g.host.pids())  # the second busy-host signal: the pass's own wait
+        stats, rest = measure(timer, fns, pc.timing_sets, after_call, rec.midway, copy, before)
+        result.contention = during.done() if not g.host.in_process else None
         del copy
         outputs = rec.outputs() if g.host.in_process else rec.outputs(g.host.last_outputs(pc.timing_sets))
         if not g.host.in_process:
             theirs = {"eager": stats["eager"].median_ms}
             judged = _cross_check(timer, pc, fns, g, result)
+            sampler.check_times()
         host, graphs = rest()
 
         def retime() -> dict[str, Any]:
@@ -206,7 +225,7 @@ def _cross_check_reference(
     # No warm-up spin: the case's timing pass has just kept the device busy (on a GPU, from the other process).
     config = TimerConfig(warmup_s=0.0, warmup_iters=0, min_iters=CROSS_CHECK_ITERS, max_iters=CROSS_CHECK_ITERS)
     quick = Timer(timer.device, config)
-    slack = REFERENCE_SLACK_MS["cuda" if timer.is_cuda else "cpu"]
+    slack = REFERENCE_SLACK_MS["device" if timer.on_device else "host"]
     own = {name: float("inf") for name in fns}
 
     def look() -> float:
@@ -219,7 +238,7 @@ def _cross_check_reference(
     with torch.no_grad():  # one warm-up round, outside the probe's looks
         for fn in fns.values():
             fn(pc.timing_sets[0])
-    _, result.contention = contention.probe_looks(look, g.host.pids())
+    _, result.contention = contention.probe_looks(look, g.host.pids(), result.contention)
     result.t_eager_judge_ms = own["eager"]
     slower = [name for name in fns if theirs[name] > factor * own[name] + slack]
     if not slower:
@@ -246,7 +265,7 @@ REFERENCE_FACTOR = 10.0
 # baseline there is the lower of the two processes' medians (lower_baselines), which a reference slowed in the
 # candidate's process cannot raise, and only past this factor is the slowdown rejected as the candidate's doing.
 REFERENCE_FACTOR_GPU = 3.0
-REFERENCE_SLACK_MS = {"cpu": 0.5, "cuda": 0.005}
+REFERENCE_SLACK_MS = {"host": 0.5, "device": 0.005}
 
 
 def lower_baselines(result: CaseResult, theirs: dict[str, float], judged: dict[str, float], g: Guard) -> None:
@@ -325,8 +344,8 @@ def check_timing_outputs(pc: PreparedCase, outputs: dict[int, Any], g: Guard) ->
 # The bound is what such a cache can gain. A CPU host shared with other processes stalls single calls for scheduler
 # slices, hence the room there; a GPU evaluates one candidate at a time and its single calls, timed by events as the
 # series is, repeat within a few per cent (scaled by the reference's own drift on the new contents, _work_drift).
-UNSEEN_FACTOR = {"cpu": 3.0, "cuda": 1.25}
-UNSEEN_SLACK_MS = {"cpu": 0.1, "cuda": 0.02}
+UNSEEN_FACTOR = {"host": 3.0, "device": 1.25}
+UNSEEN_SLACK_MS = {"host": 0.1, "device": 0.02}
 UNSEEN_PER_ROUND = 2  # held-back sets per round; a check takes two rounds' worth (prepare.UNSEEN_SETS)
 
 
@@ -344,7 +363,7 @@ def check_unseen_inputs(timer: Timer, pc: PreparedCase, model: torch.nn.Module, 
     each held-back set goes into buffers of its own, shaped as it and shared before its contents are copied in.
     Raises CandidateFailure."""
     timed_ms = cr.t_candidate_ms
-    kind = "cuda" if timer.is_cuda else "cpu"
+    kind = "device" if timer.on_device else "host"
     factor, slack = UNSEEN_FACTOR[kind], UNSEEN_SLACK_MS[kind]
     fresh = len(pc.unseen_sets) - pc.unseen_used
     if not fresh or not timed_ms:
@@ -424,7 +443,7 @@ def _unseen_round(
                     trees.copy_(buffers, pc.unseen_sets[k])
                 if g.host.in_process:
                     ms, out = timer.time_once(lambda inputs: model(*inputs), buffers, "candidate")
-                    if timer.is_cuda:
+                    if timer.on_device:
                         precision.reset()  # the reference in the state pinned before the candidate loaded
                         ref_ms.append(timer.time_once(lambda inputs: pc.ref_model(*inputs), buffers, "eager")[0])
                 else:  # the output crosses after, off the judge's clock
@@ -473,7 +492,7 @@ def speed_checks(pc: PreparedCase, cr: CaseResult, peaks: Any, g: Guard, result:
     g.ran("speedup_review")
     if note:
         result.review.append(f"{cr.shape}: {note}")
-    if g.device.type != "cuda":
+    if not for_device(g.device).separate_device():
         return ""
     g.ran("roofline", "host_clock", "l2_persistence")
     if peaks is not None:
@@ -495,26 +514,23 @@ def speed_checks(pc: PreparedCase, cr: CaseResult, peaks: Any, g: Guard, result:
 
 def _versions(device: torch.device) -> dict[str, str]:
     v = {"python": pyplatform.python_version(), "torch": torch.__version__, "harness": harness_version()}
-    if "triton" in sys.modules or device.type == "cuda":
+    platform = for_device(device)
+    if "triton" in sys.modules or platform.separate_device():
         try:
             import triton
 
             v["triton"] = triton.__version__
         except ImportError:
             pass
-    if device.type == "cuda":
-        v["cuda"] = str(torch.version.cuda or torch.version.hip)
+    v.update(platform.build_versions())
     return v
 
 
 def _device(job: EvalJob) -> torch.device:
-    if get_platform(job.target).device_type == "cuda":
-        if not torch.cuda.is_available():
-            raise ProblemError(f"target {job.target!r} needs a GPU, but torch sees none (torch {torch.__version__})")
-        device = torch.device("cuda", job.device_index)
-        torch.cuda.set_device(device)
-        return device
-    return torch.device("cpu")
+    try:
+        return activate(job.target).open_device(job.device_index)
+    except DeviceMissing as e:
+        raise ProblemError(str(e)) from None
 
 
 JUDGE_SPLIT_DROPPED = (
@@ -523,21 +539,31 @@ JUDGE_SPLIT_DROPPED = (
 )
 
 
-def _device_start(job: EvalJob, host: InProcess | Remote, device: torch.device) -> float | None:
+def _device_start(job: EvalJob, host: InProcess | Remote, device: torch.device) -> dict[str, float]:
     """Both processes' CUDA contexts, made now that the job has come (a spare worker holds no device memory): the
-    candidate's process makes its own meanwhile. The seconds the judge waited for its own; None off GPUs and for
-    a build-only job, which needs none."""
-    if device.type != "cuda" or job.build_only:
-        return None
+    candidate's process makes its own meanwhile. The seconds the judge waited for its own (`device_start`) and
+    each part of it; none off GPUs and for a build-only job, which needs none."""
+    if not for_device(device).separate_device() or job.build_only:
+        return {}
     t0 = time.perf_counter()
     if isinstance(host, Remote):
         host.warm_up()
-    launches.warm_up(device, profiler=host.in_process)
-    return time.perf_counter() - t0
+    parts = launches.warm_up(device, profiler=host.in_process)
+    return {"device_start": time.perf_counter() - t0, **{f"device_start.{k}": v for k, v in parts.items()}}
+
+
+def _warm_up_stages(started: dict[str, float], host: InProcess | Remote) -> dict[str, float]:
+    """The judge's wait for its CUDA context and, with the candidate in its own process, that process's warm-up
+    (its context, Triton, the profiler's first start), which runs beside the judge's load stage (docs/cli.md)."""
+    if not started:
+        return {}
+    theirs = host.warm_up_s if isinstance(host, Remote) else {}
+    stages = {**started, **{f"device_start.candidate.{k}": v for k, v in theirs.items()}}
+    return {k: round(v, 4) for k, v in stages.items()}
 
 
 def _peaks(device: torch.device) -> Any:
-    if device.type != "cuda":
+    if not for_device(device).separate_device():
         return None
     try:
         from kernelevolve.platforms.peaks import peaks
@@ -587,8 +613,7 @@ def run_job(
     started = _device_start(job, host, device)
     try:
         result = _judge(job, report, builds, end_of_trusted, host, device)
-        if started is not None:
-            result.stages = {"device_start": round(started, 4), **result.stages}
+        result.stages = {**_warm_up_stages(started, host), **result.stages}
         return result
     finally:
         host.close(reap=False)
@@ -655,8 +680,8 @@ def _judge(
     correctness, timing, the kernel-launch check, and profiling; each fails through `_Stop`."""
     t0 = time.perf_counter()
     others = ""
-    if device.type == "cuda":
-        torch.cuda.reset_peak_memory_stats(device)
+    if for_device(device).separate_device():
+        for_device(device).reset_peak_memory(device)
         others = memory.others_note(*memory.others_bytes(device), job.holders)
     try:
         source, unreadable = read_source(job.candidate_path), ""
@@ -685,14 +710,14 @@ def _judge(
 
 
 def _new_result(job: EvalJob, source: str, device: torch.device) -> EvalResult:
-    platform = get_platform(job.target)
+    platform, on = get_platform(job.target), for_device(device)
     languages = detect_languages(source)
     result = EvalResult(
         status=Status.OK,
         correct=False,
         target=job.target,
         languages=languages,
-        device=torch.cuda.get_device_name(device) if device.type == "cuda" else pyplatform.machine(),
+        device=on.device_name(device) if on.separate_device() else pyplatform.machine(),
         problem_hash=source_hash(Path(job.problem_path).read_text()),
         candidate_hash=source_hash(source),
         versions=_versions(device),
@@ -719,8 +744,9 @@ def _load(j: _Judging, others: str) -> None:
         traceback.print_exc()
         j.stages["load"] = time.perf_counter() - j.t0
         raise _Stop(Status.HARNESS_LIMIT, _harness_limit_reason(e, report.current, device)) from None
-    if device.type == "cuda":
-        result.harness_peak_bytes = torch.cuda.max_memory_allocated(device)
+    peak = for_device(device).peak_memory(device)
+    if peak is not None:
+        result.harness_peak_bytes = peak
     result.memory = "; ".join(sorted({pc.memory.describe() for pc in j.prepared} - {""}) + ([others] if others else []))
     if others:
         result.review.append(f"{others} when the evaluation began: its timings and memory may be disturbed")
@@ -741,7 +767,7 @@ def _harness_limit_reason(e: Exception, stage: str, device: torch.device) -> str
     if isinstance(e, memory.HarnessLimit):
         return f"harness limit {where}: {e}"
     return (
-        f"harness limit: the harness ran out of {'device' if device.type == 'cuda' else 'host'} memory "
+        f"harness limit: the harness ran out of {'device' if for_device(device).separate_device() else 'host'} memory "
         f"{where}: the problem's sizes need more than this machine holds for its reference and input sets "
         f"({describe(e, 200)})"
     )
@@ -875,7 +901,7 @@ def _timing(j: _Judging) -> None:
         gbase = cr.t_compile_graph_ms if j.use_compile else cr.t_eager_graph_ms
         if gbase and cr.t_candidate_graph_ms:
             cr.speedup_graph = gbase / cr.t_candidate_graph_ms
-        if j.device.type == "cpu" and (note := waited.note()):
+        if not for_device(j.device).separate_device() and (note := waited.note()):
             j.result.review.append(f"{cr.shape}: {note}")
         why = speed_checks(pc, cr, j.peaks, j.guard, j.result)
         if why:
@@ -889,7 +915,7 @@ def _time_case(j: _Judging, ci: int, pc: PreparedCase, model: Any, cr: CaseResul
     overwrites one). Returns the pass's wait for a CPU."""
     g, timer, floor = j.guard, j.timer, j.job.copy_floor
     try:
-        saved = _copies(pc.timing_sets) if j.device.type == "cpu" else None
+        saved = None if for_device(j.device).separate_device() else _copies(pc.timing_sets)
         why, failure, waited = _timed(timer, pc, model, cr, g, floor)
         busy = waited.note() if saved is not None else ""
         fresh = len(pc.unseen_sets) > pc.unseen_used  # a retry's unseen check needs sets never shown
@@ -925,7 +951,7 @@ def _after_timing(j: _Judging) -> None:
 def _launch_check(j: _Judging) -> None:
     """cuda, under the kernel policy: the profiler must show one of the candidate's own kernels (the profiler's
     first start in the worker is paid here)."""
-    if not (j.require_kernel and j.device.type == "cuda"):
+    if not (j.require_kernel and for_device(j.device).separate_device()):
         return
     with j.timed("launch_check"):
         bind_case(j.module, j.prepared[0].case, j.defaults)
@@ -939,7 +965,7 @@ def _launch_check(j: _Judging) -> None:
 def _profile(j: _Judging) -> EvalResult:
     """Profiling for the memory agent (cuda, timed, unless off), after every check: never part of the verdict."""
     j.result.stages = j.stages
-    if j.timer is None or j.device.type != "cuda" or j.job.profile == "off":
+    if j.timer is None or not for_device(j.device).separate_device() or j.job.profile == "off":
         return j.result
     bind_case(j.module, j.prepared[0].case, j.defaults)
     first = j.prepared[0].trials[0]

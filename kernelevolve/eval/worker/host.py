@@ -30,6 +30,7 @@ from kernelevolve.eval.worker.runner import LOAD_ERROR, checked_call
 from kernelevolve.eval.worker.series import Series
 from kernelevolve.eval.worker.threads import ThreadWatch
 from kernelevolve.eval.worker.timing import TimingStats
+from kernelevolve.platforms import for_device
 from kernelevolve.problem.candidate import CandidateLoadError, load_candidate
 from kernelevolve.problem.inputs import build_model
 from kernelevolve.result import Status
@@ -153,10 +154,11 @@ class InProcess:
 
 class RemoteFn:
     """The candidate's model as the timer calls it: each call a request, timed by the candidate's process on its
-    host clock and bracketed by the judge's."""
+    host clock and bracketed by the judge's. The request is the one every call of that model comes through
+    (`Remote.run`), so that process cannot tell a timed call from a checked one (issue 45, class 3)."""
 
-    def __init__(self, host: Remote, model: Any, keep: bool) -> None:
-        self.host, self.model, self.keep = host, model, keep
+    def __init__(self, host: Remote, model: Any) -> None:
+        self.host, self.model = host, model
         self.brackets: list[float] = []
         self.claimed: list[float] = []
         self.empty: list[float] = []
@@ -165,14 +167,14 @@ class RemoteFn:
         """(ms of one call as the candidate's process timed it, the page faults it counted there)."""
         key = self.host.key(inputs)
         t0 = time.perf_counter()
-        ms, faults = self.host.request("timed", self.model, key, self.keep)
+        ms, faults, _ = self.host.run(self.model, key)
         self.brackets.append((time.perf_counter() - t0) * 1e3)
         self.claimed.append(ms)
         self.empty.append(self.host.ping())
         return ms, faults
 
     def __call__(self, inputs: Any) -> None:
-        self.host.request("timed", self.model, self.host.key(inputs), False)
+        self.host.run(self.model, self.host.key(inputs))
 
     def cross_check(self, name: str) -> str:
         """'' when the candidate process's times of `name` agree with the judge's clock, else why not. The judge's
@@ -231,10 +233,10 @@ class Remote:
         self.pid, self.conn, self.path, self.problem_path = pid, conn, candidate_path, problem_path
         self.report_build = report_build
         self.device = device or torch.device("cpu")
-        self.measures = self.device.type == "cuda"
+        self.measures = for_device(self.device).separate_device()
         # GPU: what the candidate may see is copied into this pool; an IPC handle opens a whole segment, and the
         # pool's segments hold nothing of the judge's own (references, held-back inputs).
-        self.pool = torch.cuda.MemPool() if self.measures else None
+        self.pool = for_device(self.device).memory_pool()
         self.folder = shared.folder()
         self.keys: dict[
             int, int
@@ -244,6 +246,7 @@ class Remote:
         self.block_overhead: Any = None  # proof.Overhead, measured before the candidate loads (GPU)
         self._timed: set[str] = set()  # GPU: the functions the last timing pass was asked to time
         self._unanswered = 0  # requests sent without waiting for their replies (`warm_up`)
+        self.warm_up_s: dict[str, float] = {}  # GPU: the seconds of each part of the process's warm-up
         # cpu: the cost of a request itself, measured before the candidate loads (`calibrate`); 0 (no correction)
         # until then
         self.empty_ms = 0.0
@@ -261,7 +264,7 @@ class Remote:
         try:
             while self._unanswered:
                 self._unanswered -= 1
-                self._reply()
+                self._warmed(self._reply())
             self.conn.send((kind, *args))
             while True:
                 reply = self._reply()
@@ -275,6 +278,12 @@ class Remote:
         if reply[0] == LOAD_ERROR:
             raise CandidateLoadError(reply[1])
         return self._failure(reply)
+
+    def _warmed(self, reply: tuple) -> None:
+        """The warm-up's reply: its parts' seconds, measured before any candidate code ran there (stages only)."""
+        parts = reply[1] if len(reply) > 1 and reply[0] == "ok" else None
+        if isinstance(parts, dict):
+            self.warm_up_s = {str(k): float(v) for k, v in parts.items() if isinstance(v, (int, float))}
 
     @staticmethod
     def _failure(reply: tuple) -> Any:
@@ -381,31 +390,66 @@ class Remote:
             self.request("reference", ("ref", key), pc.case, pc.init, pc.param_seed, dtype, state, compiled)
         finally:
             shared.release(state)
-        fns = {"eager": RemoteFn(self, ("ref", key), keep=False)}
+        fns = {"eager": RemoteFn(self, ("ref", key))}
         if compiled:
-            fns["compile"] = RemoteFn(self, ("compile", ("ref", key)), keep=False)
+            fns["compile"] = RemoteFn(self, ("compile", ("ref", key)))
         return fns
+
+    def run(self, model: Any, key: int) -> tuple[float, int, list[str] | None]:
+        """One call of `model` on the set under `key`: the one request every call comes through, timed, checked or
+        on unseen inputs alike (runner.CandidateProcess.do_run): (ms by that process's clock, its page faults, the
+        kernels the launch monitor saw or None)."""
+        found = self.request("run", model, key)
+        if not (
+            isinstance(found, tuple)
+            and len(found) == 3
+            and all(isinstance(v, (int, float)) and v == v and v >= 0 for v in found[:2])
+        ):
+            raise CandidateFailure(Status.REJECTED, "integrity check: the candidate's process sent no call's figures")
+        return found
+
+    def take(self, keys: list[int], may_alias: bool) -> dict[int, tuple[Any, str]]:
+        """The last outputs of the sets under `keys`, copied here: (the output, or None where it shares memory
+        with its inputs; what it shares)."""
+        found = self.request("take", keys, may_alias)
+        try:
+            if not isinstance(found, dict) or not set(found) <= set(keys):
+                raise TypeError
+            return {k: (None if spec is None else self._copy(spec), str(alias)) for k, (spec, alias) in found.items()}
+        except (TypeError, ValueError):
+            raise CandidateFailure(
+                Status.REJECTED,
+                "integrity check: the candidate's process sent outputs the judge did not ask for or cannot read",
+            ) from None
 
     def call(
         self, model: int, inputs: Any, pc: PreparedCase, monitor: bool
     ) -> tuple[Any, float, list[str] | None, str]:
-        spec, seconds, seen, alias = self.request(
-            "call", model, self.key(inputs), pc.out_sizes, monitor, pc.ref_aliases_input
-        )
-        return self._copy(spec), seconds, seen, alias
+        """A correctness trial's call: the trials' conditions set (poisoned memory, the launch monitor), then the
+        call every call is, then its output taken."""
+        key = self.key(inputs)
+        self.request("checking", pc.out_sizes, monitor)
+        ms, _, seen = self.run(model, key)
+        self.request("checking", [], False)
+        found = self.take([key], pc.ref_aliases_input)
+        if key not in found:
+            raise CandidateFailure(Status.REJECTED, "integrity check: the candidate's process kept no output of a call")
+        out, alias = found[key]
+        return out, ms / 1e3, seen, alias
 
-    def timed_fn(self, model: int, keep: bool) -> RemoteFn:
-        return RemoteFn(self, model, keep)
+    def timed_fn(self, model: int) -> RemoteFn:
+        return RemoteFn(self, model)
 
     def clocked(self, model: int, inputs: Any, keep: bool) -> tuple[float, int]:
         """One call: (ms on the judge's clock around the request, less the cost of a request: the fastest of two
         empty ones just before it and those before the candidate loaded (`calibrate`), so an empty request the
-        candidate serves slowly can only lengthen the figure; with keep the index of its output, kept in the
-        candidate's process until `output` takes it)."""
+        candidate serves slowly can only lengthen the figure; with keep the key its output is kept under in the
+        candidate's process until `output` takes it, else -1)."""
         empty = min(self.empty_ms, self.ping(), self.ping())
+        key = self.key(inputs)
         t0 = time.perf_counter()
-        index = self.request("clocked", model, self.key(inputs), keep)
-        return max((time.perf_counter() - t0) * 1e3 - empty, 0.0), index
+        self.run(model, key)
+        return max((time.perf_counter() - t0) * 1e3 - empty, 0.0), (key if keep else -1)
 
     def calibrate(self, n: int = CALIBRATION_REQUESTS) -> None:
         """cpu: the cost of a request itself, the fastest of `n` empty ones, taken while the candidate's process
@@ -416,15 +460,16 @@ class Remote:
         times = [self.ping() for _ in range(n)]
         self.empty_ms = min(times[n // 4 :])  # the first few warm the pipe and the process up
 
-    def output(self, index: int) -> Any:
-        """A clocked call's output, copied; the outputs kept before it go."""
-        return self._copy(self.request("take", index))
+    def output(self, key: int) -> Any:
+        """A clocked call's output, copied."""
+        out, _ = self.take([key], True).get(key, (None, ""))
+        return out
 
     def last_outputs(self, sets: list[Any]) -> dict[int, Any]:
         """The last output of each timing set (by its index in sets), copied."""
         keys = [self.key(s) for s in sets]
-        found = self.request("last", keys)
-        return {i: self._copy(found[k]) for i, k in enumerate(keys) if k in found}
+        found = self.take(keys, True)
+        return {i: found[k][0] for i, k in enumerate(keys) if k in found}
 
     def measure(self, model: int, pc: PreparedCase, copy_floor: bool, config: Any) -> Series:
         """GPU: the case's timing pass, run by the candidate's process (eval/worker/series.py) with the reference
@@ -482,7 +527,7 @@ class Remote:
         t0 = time.perf_counter()
         said = self.request(kind)
         found = read()
-        torch.cuda.synchronize(self.device)
+        for_device(self.device).synchronize(self.device)
         wall = (time.perf_counter() - t0) * 1e3
         return wall, found, (float(said) if isinstance(said, float) and math.isfinite(said) else None)
 

@@ -13,10 +13,13 @@ from __future__ import annotations
 import ast
 import re
 import sys
+import time
 from types import CodeType, FrameType
 from typing import Any
 
 import torch
+
+from kernelevolve.platforms import for_device
 
 _GLOBAL = re.compile(r"\b__global__\b")
 # What may stand between __global__ and a kernel's name besides the return type: launch bounds and attributes
@@ -102,25 +105,10 @@ def kernel_names(source: str) -> set[str]:
 
 
 def device_events(call: Any, device: torch.device) -> list[tuple[str, float]] | None:
-    """(name, device microseconds) of every device operation one call runs (cuda, via torch.profiler), in order;
-    None when profiling fails. The one profiler wrapper: the kernel check and eval.profiling both use it."""
-    try:
-        from torch.autograd import DeviceType
-        from torch.profiler import ProfilerActivity, profile
-
-        with profile(activities=[ProfilerActivity.CUDA]) as prof:
-            call()
-            torch.cuda.synchronize(device)
-        return [(e.name, _elapsed_us(e)) for e in prof.events() if e.device_type == DeviceType.CUDA]
-    except Exception:  # noqa: BLE001 - a profiler that does not work here cannot prove anything either way
-        return None
-
-
-def _elapsed_us(event: Any) -> float:
-    try:
-        return float(event.time_range.elapsed_us())
-    except Exception:  # noqa: BLE001 - a duration is a nicety; the name is what the kernel check needs
-        return 0.0
+    """(name, device microseconds) of every device operation one call runs (the device's platform profiles it:
+    cuda through torch.profiler), in order; None when profiling fails. The one profiler wrapper: the kernel check
+    and eval.profiling both use it."""
+    return for_device(device).device_events(call, device)
 
 
 def device_kernels(call: Any, device: torch.device) -> list[str] | None:
@@ -138,20 +126,28 @@ def ran_candidate_kernel(kernels: list[str], names: set[str]) -> bool:
     return any(is_candidate_kernel(k, names) for k in kernels)
 
 
-def warm_up(device: torch.device, profiler: bool) -> None:
+def warm_up(device: torch.device, profiler: bool) -> dict[str, float]:
     """A GPU process's fixed start costs: its CUDA context, Triton's driver and, where this process profiles, the
     profiler's first start (CUPTI), which the kernel-launch check after timing would otherwise pay. Paid when the
-    job has arrived, never by a spare worker: a spare holds no device memory (docs/harness.md, "Memory")."""
-    if device.type != "cuda":
-        return
-    torch.cuda.set_device(device)
+    job has arrived, never by a spare worker: a spare holds no device memory (docs/harness.md, "Memory"). Returns
+    the seconds each part took (`context`, `triton`, `profiler`), which the judge records as stages."""
+    platform = for_device(device)
+    if not platform.separate_device():
+        return {}
+    parts, t0 = {}, time.perf_counter()
+    platform.set_device(device)
+    probe = torch.empty(1, device=device)
+    probe.zero_()
+    platform.synchronize(device)
+    parts["context"], t0 = time.perf_counter() - t0, time.perf_counter()
     try:
         import triton
 
         triton.runtime.driver.active.get_current_device()
     except Exception:  # noqa: BLE001 - no Triton, or a Triton without a GPU driver: nothing to warm
         pass
-    probe = torch.empty(1, device=device)
-    probe.zero_()
+    parts["triton"], t0 = time.perf_counter() - t0, time.perf_counter()
     if profiler:
         device_events(probe.zero_, device)
+        parts["profiler"] = time.perf_counter() - t0
+    return parts

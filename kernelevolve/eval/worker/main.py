@@ -185,12 +185,15 @@ def _device_short(e: BaseException, job: EvalJob) -> str:
     """Why an out-of-memory error on a GPU is the harness's limit ("" where it may be the candidate's)."""
     import torch
 
-    if not isinstance(e, torch.OutOfMemoryError) or not torch.cuda.is_available():
+    from kernelevolve.platforms import accelerator
+
+    device = accelerator(job.device_index) if isinstance(e, torch.OutOfMemoryError) else None
+    if device is None:
         return ""
     from kernelevolve.eval.worker import memory
 
     try:
-        held, total = memory.others_bytes(torch.device("cuda", job.device_index))  # the device run_job chose
+        held, total = memory.others_bytes(device)  # the device run_job chose
     except Exception:  # noqa: BLE001 - the device cannot say: the error stands as it is
         return ""
     return memory.out_of_memory_limit(held, total, job.holders)

@@ -21,6 +21,7 @@ from typing import Any
 import torch
 
 from kernelevolve.eval.worker import trees
+from kernelevolve.platforms import for_device
 
 HARNESS_SHARE = 0.5
 SHARE_VARIABLE = "KERNELEVOLVE_HARNESS_MEMORY_SHARE"  # another share of free device memory (a shared GPU)
@@ -91,16 +92,14 @@ def host_available() -> int | None:
 
 def free_bytes(device: torch.device) -> int:
     """Free device memory, counting blocks the caching allocator holds unused."""
-    free, _ = torch.cuda.mem_get_info(device)
-    return free + torch.cuda.memory_reserved(device) - torch.cuda.memory_allocated(device)
+    return for_device(device).free_bytes(device)
 
 
 def others_bytes(device: torch.device) -> tuple[int, int]:
     """(bytes of the device in use outside this process's allocator, the device's total): other processes
     (spare workers' contexts, a worker that outlived its evaluation, another job on a shared GPU) and this
     process's own CUDA context."""
-    free, total = torch.cuda.mem_get_info(device)
-    return max(0, total - free - torch.cuda.memory_reserved(device)), total
+    return for_device(device).others_bytes(device)
 
 
 def others_note(held: int, total: int, holders: dict[str, list[int]] | None = None) -> str:
@@ -142,13 +141,13 @@ def candidate_short(e: BaseException, device: torch.device) -> str:
     device the harness leaves a candidate (all but the harness's share), so the device was short because of the
     harness's input sets or other processes. In the judge's own process the harness's sets count as the
     candidate's: only a larger demand is blamed there."""
-    if device.type != "cuda":
+    platform = for_device(device)
+    if not platform.separate_device():
         return ""
     found = _ASKED.search(str(e))
     asked = int(float(found.group(1)) * _UNITS[found.group(2)]) if found else 0
     try:
-        held = torch.cuda.memory_reserved(device)
-        free, total = torch.cuda.mem_get_info(device)
+        held, free, total = platform.held_and_free(device)
     except Exception:  # noqa: BLE001 - a device that cannot say: the error stands as the candidate's
         return ""
     room = (1 - harness_share()) * total
@@ -167,7 +166,7 @@ def make_plan(
 ) -> MemoryPlan:
     """The device holds what fits in its share; the host holds the rest within its own share of MemAvailable, the
     trials first (as many as it can hold). Raises HarnessLimit where not even one trial can be held."""
-    if device.type != "cuda" or set_bytes <= 0:
+    if not for_device(device).separate_device() or set_bytes <= 0:
         return MemoryPlan(timing_sets=timing_sets, unseen_sets=unseen_sets, trials=trials)
     budget = int(harness_share() * free_bytes(device))
     # The checks before the comforts: one timing set, the trials (on the device the candidate keeps a process of

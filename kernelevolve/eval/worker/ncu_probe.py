@@ -24,6 +24,7 @@ def main(argv: list[str]) -> int:
     import torch
 
     from kernelevolve.eval.builds import extension_cache
+    from kernelevolve.platforms import get_platform
     from kernelevolve.problem.candidate import load_candidate
     from kernelevolve.problem.inputs import build_init_inputs, build_inputs, build_model, problem_dtype
     from kernelevolve.problem.problem import bind_case, case_defaults, exec_problem, shape_cases
@@ -34,8 +35,9 @@ def main(argv: list[str]) -> int:
     if not 0 <= index < len(cases):
         print(f"{problem_path}: no shape case {index} (it has {len(cases)})", file=sys.stderr)
         return 2
-    device = torch.device("cuda", device_index)
-    torch.cuda.set_device(device)
+    platform = get_platform("cuda")  # Nsight Compute profiles NVIDIA GPUs
+    device = torch.device(platform.device_type, device_index)
+    platform.set_device(device)
     bind_case(module, cases[index], case_defaults(module, cases))
     dtype = problem_dtype(module)
     init = build_init_inputs(module)
@@ -46,11 +48,10 @@ def main(argv: list[str]) -> int:
     model = build_model(candidate.ModelNew, init, seed, dtype, device, reference=reference)
     with torch.no_grad():
         model(*inputs)  # JIT compilation and autotuning, not profiled
-        torch.cuda.synchronize(device)
-        torch.cuda.profiler.start()
-        model(*inputs)
-        torch.cuda.synchronize(device)
-        torch.cuda.profiler.stop()
+        platform.synchronize(device)
+        with platform.profiled():
+            model(*inputs)
+            platform.synchronize(device)
     return 0
 
 

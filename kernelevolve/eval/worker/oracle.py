@@ -23,6 +23,7 @@ from torch.utils._pytree import tree_flatten
 from kernelevolve.eval.rules import BUDGET_MULTIPLE
 from kernelevolve.eval.worker import trees
 from kernelevolve.eval.worker.memory import host_available
+from kernelevolve.platforms import for_device
 
 __all__ = ["BUDGET_MULTIPLE", "Float64Reference", "LeafBudget", "Oracle", "errors", "unit_roundoff"]
 
@@ -119,9 +120,7 @@ class Float64Reference:
         try:
             return self._measure(inputs, ref, seed)
         except torch.OutOfMemoryError:
-            if next(self.model.parameters(), torch.empty(0)).device.type == "cpu" and all(
-                x.device.type == "cpu" for x in trees.tensors(inputs)
-            ):
+            if next(self.model.parameters(), torch.empty(0)).is_cpu and all(x.is_cpu for x in trees.tensors(inputs)):
                 return "the float64 run does not fit in memory"
         need = HOST_FACTOR * sum(x.numel() * 8 for x in trees.tensors(inputs))
         available = host_available()
@@ -130,8 +129,10 @@ class Float64Reference:
                 f"the float64 run does not fit on the device, and the host has {available / 1e9:.3g} GB available "
                 f"of the {need / 1e9:.3g} GB it would need"
             )
+        device = next((x.device for x in (*self.model.parameters(), *trees.tensors(inputs)) if not x.is_cpu), None)
         self.model = self.model.cpu()
-        torch.cuda.empty_cache()
+        if device is not None:
+            for_device(device).empty_cache()
         host = trees.map_tensors(torch.Tensor.cpu, inputs)
         try:
             return self._measure(host, ref, seed)

@@ -16,6 +16,7 @@ from typing import Any
 import torch
 
 from kernelevolve.eval.worker import trees
+from kernelevolve.platforms import for_device
 
 # float32 3.39e38, float16 NaN, bfloat16 3.39e38, int32 2139062143: no plausible result looks like it.
 POISON_BYTE = 0x7F
@@ -47,7 +48,7 @@ class Poisoned:
         self._perturbing = False
 
     def __enter__(self) -> Poisoned:
-        if self.device.type == "cuda":
+        if for_device(self.device).separate_device():
             _fill_cuda_cache(self.device, self.sizes)
         else:
             self._perturbing = _MALLOPT is not None and _MALLOPT(_M_PERTURB, POISON_BYTE ^ 0xFF) == 1
@@ -71,15 +72,16 @@ def _fill_cuda_cache(device: torch.device, sizes: list[int]) -> None:
     cache could not serve (the device's reserve grew) is the size's last, so poisoning takes at most one block
     beyond the cache, never device memory the candidate would need."""
     for n in sizes:
-        free = torch.cuda.memory_reserved(device) - torch.cuda.memory_allocated(device)
+        reserved, allocated = for_device(device).cached_bytes(device)
+        free = reserved - allocated
         held, total = [], 0
         while total <= free and len(held) < _MAX_BLOCKS:
-            reserved = torch.cuda.memory_reserved(device)
+            reserved = for_device(device).cached_bytes(device)[0]
             try:
                 block = torch.empty(n, dtype=torch.uint8, device=device)
             except torch.OutOfMemoryError:
                 break
-            if torch.cuda.memory_reserved(device) > reserved:  # not from the cache: poisoned too, then stop
+            if for_device(device).cached_bytes(device)[0] > reserved:  # not from the cache: poisoned too, then stop
                 block.fill_(POISON_BYTE)
                 break
             held.append(block.fill_(POISON_BYTE))

@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 
 import torch
 
-from kernelevolve.eval.rules import kernel_policy_default
 from kernelevolve.platforms.base import Platform
 
 # torch.<name> calls that allocate, describe or move tensors rather than compute with them.
@@ -65,7 +64,7 @@ CONTAINERS = {"ModuleList", "ModuleDict", "Sequential", "ParameterList", "Parame
 
 def policy_default(platform: Platform) -> bool:
     """The target's default (eval/rules.py)."""
-    return kernel_policy_default(platform.device_type)
+    return platform.kernel_policy_default()
 
 
 @dataclass

@@ -23,6 +23,7 @@ from kernelevolve.eval.worker.oracle import BUDGET_MULTIPLE, Float64Reference, L
 from kernelevolve.eval.worker.outputs import aliased, spans
 from kernelevolve.eval.worker.poison import output_sizes
 from kernelevolve.eval.worker.speed import tensor_bytes
+from kernelevolve.platforms import for_device
 from kernelevolve.problem.inputs import (
     allowed_distributions,
     build_init_inputs,
@@ -79,7 +80,7 @@ UNSEEN_SETS = 4
 
 
 def unseen_sets_for(device: torch.device) -> int:
-    return UNSEEN_SETS * (2 if device.type == "cpu" else 1)
+    return UNSEEN_SETS * (1 if for_device(device).separate_device() else 2)
 
 
 @dataclass
@@ -134,8 +135,7 @@ def criterion_for(job: EvalJob, module: Any, dtype: torch.dtype) -> Criterion:
 
 
 def sync(device: torch.device) -> None:
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
+    for_device(device).synchronize(device)
 
 
 def describe(e: BaseException, limit: int = 600) -> str:
@@ -254,8 +254,7 @@ def _timing_references(
                 inputs, ref = memory.to(inputs, HOST), memory.to(ref, HOST)
             pc.unseen_sets.append(inputs)
             pc.unseen_refs.append(ref)
-    if device.type == "cuda":
-        pc.fresh = held_back
+    pc.fresh = held_back  # the GPU's proof block, and the cpu target's sampled timed calls (eval/worker/sampled.py)
 
 
 def _fresh_sets(

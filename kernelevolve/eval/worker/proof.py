@@ -24,6 +24,7 @@ from kernelevolve.eval.worker import memory, speed, trees
 from kernelevolve.eval.worker.checking import CandidateFailure, Guard, check_output, explain
 from kernelevolve.eval.worker.prepare import PreparedCase
 from kernelevolve.eval.worker.timing import capture
+from kernelevolve.platforms import for_device
 from kernelevolve.result import CaseResult, Status
 
 BLOCK_MS = 1.0  # a block's length by the reported median
@@ -67,7 +68,7 @@ def check_block(pc: PreparedCase, model: Any, cr: CaseResult, g: Guard) -> None:
     if not claim:
         return
     per_set = speed.tensor_bytes(pc.timing_sets[0], pc.timing_refs[0] if pc.timing_refs else [])
-    free = torch.cuda.mem_get_info(g.device)[0]
+    free = for_device(g.device).held_and_free(g.device)[1]
     fewest = fewest_calls(claim)
     k = calls_for(claim, memory.BLOCK_SETS_PER_CALL * per_set, free)
     if k < fewest:
@@ -134,7 +135,7 @@ def _block(
                     spoil(slot)
                 for buf, (inputs, _) in zip(buffers, sets):
                     trees.copy_(buf, inputs)
-            torch.cuda.synchronize(g.device)
+            for_device(g.device).synchronize(g.device)
             wall, taken, said = g.host.block_run(sampler.read)
         with g.part("unseen_inputs.outputs"):
             outs = [trees.clone(slot) for slot in slots]
@@ -294,14 +295,14 @@ class Sampler:
             for t in self.leaves
         ]
         self.graph: Any = None
-        if device.type == "cuda":
+        if for_device(device).separate_device():
             try:
                 self.graph, self.held = capture(self._take, device, warm_ups=1)
                 self.graph.replay()  # a graph's first replay uploads it: not inside the clock
-                torch.cuda.synchronize(device)
+                for_device(device).synchronize(device)
             except Exception:  # noqa: BLE001 - not capturable: read by launches, a few microseconds each
                 traceback.print_exc()
-                torch.cuda.synchronize(device)
+                for_device(device).synchronize(device)
                 self.graph = None
 
     def _take(self) -> list[torch.Tensor]:
@@ -366,13 +367,13 @@ def reference_block(
     with torch.no_grad():
         for inputs in seen[:2]:
             pc.ref_model(*inputs)
-        torch.cuda.synchronize(device)
+        for_device(device).synchronize(device)
         captured: Any = None  # (graph, its outputs), kept while it replays
         if mode == "graph":
             try:
                 captured = capture(lambda: [pc.ref_model(*inputs) for inputs in seen], device, warm_ups=1)
             except Exception:  # noqa: BLE001 - not capturable: launched one by one, as the candidate's may be
-                torch.cuda.synchronize(device)
+                for_device(device).synchronize(device)
 
         def run(sets: list[Any]) -> None:
             if captured is not None:
@@ -392,9 +393,9 @@ def reference_block(
 def _best_ms(run: Any, device: torch.device, repeats: int = 3) -> float:
     best = float("inf")
     for _ in range(repeats):
-        torch.cuda.synchronize(device)
+        for_device(device).synchronize(device)
         t0 = time.perf_counter()
         run()
-        torch.cuda.synchronize(device)
+        for_device(device).synchronize(device)
         best = min(best, time.perf_counter() - t0)
     return best * 1e3

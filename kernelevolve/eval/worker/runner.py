@@ -10,6 +10,7 @@ reply protocol (read with eval/worker/replies.py): docs/architecture.md ("Evalua
 
 from __future__ import annotations
 
+import contextlib
 import os
 import resource
 import sys
@@ -31,6 +32,7 @@ from kernelevolve.eval.worker.prepare import describe, sync
 from kernelevolve.eval.worker.series import Recorder, Series, copy_of, measure
 from kernelevolve.eval.worker.threads import ThreadWatch
 from kernelevolve.eval.worker.timing import Timer, TimerConfig, capture
+from kernelevolve.platforms import for_device
 from kernelevolve.problem.candidate import CandidateLoadError, load_candidate
 from kernelevolve.problem.inputs import build_model
 from kernelevolve.problem.problem import bind_case, case_defaults, exec_problem, shape_cases
@@ -60,7 +62,8 @@ class CandidateProcess:
         self.watch: ThreadWatch | None = None
         self.before: tuple[Any, Any] | None = None
         self.problem: Any = None
-        self.taken: list[Any] = []
+        self.poison: list[int] = []  # do_checking: the output sizes poisoned around each call, and the monitor
+        self.monitor = False
         self.defaults: dict[str, Any] = {}
 
     def serve(self) -> None:
@@ -105,8 +108,9 @@ class CandidateProcess:
         if compiled:
             torch.compile(torch.nn.Identity(), backend="eager")(torch.ones(1))
         extension_cache.install(report=self._report_build, channel=self.builds)
-        if self.device.type == "cuda":
-            torch.cuda.device_count()  # torch caches it in a module global on first use: before the fingerprints
+        for_device(
+            self.device
+        ).device_count()  # torch caches it in a module global on first use: before the fingerprints
         self.watch = ThreadWatch()
         self.before = (integrity.fingerprint(integrity.harness_modules()), precision.pin())
         self.cand = load_candidate(path)
@@ -139,7 +143,7 @@ class CandidateProcess:
         for key, spec in pairs:
             self.sets[key] = shared.open_spec(spec)
             for t in trees.tensors(self.sets[key]):
-                if t.device.type == "cpu" and t.numel():
+                if t.is_cpu and t.numel():
                     pages = torch.empty(0, dtype=torch.uint8).set_(t.untyped_storage())
                     int(pages[:: resource.getpagesize()].sum())
 
@@ -148,58 +152,62 @@ class CandidateProcess:
             self.sets.pop(k, None)
             self.last.pop(k, None)
 
-    def do_call(self, model: int, key: int, poison: list[int], monitor: bool, may_alias: bool) -> tuple:
-        """One checked call: (the output's spec, seconds, the candidate kernels the monitor saw or None, what the
-        output shares with the inputs or '')."""
-        inputs = self.sets[key]
-        out, seconds, seen = checked_call(
-            self.models[model], inputs, self.device, poison, self.path if monitor else "", self.watch
-        )
-        alias = "" if may_alias else aliased(out, spans(inputs, "input {i}"))  # the judge says it after the inputs
-        return (None if alias else self._share(out)), seconds, seen, alias
+    def do_checking(self, poison: list[int], monitor: bool) -> None:
+        """The conditions of the correctness trials' calls (poisoned memory of the output sizes, the launch monitor)
+        for the calls that follow, till the judge clears them: a state of this process, never a field of a call's
+        request, so the call's request, path and reply stay those of every other call (issue 45, class 3)."""
+        self.poison, self.monitor = [int(n) for n in poison], bool(monitor)
 
-    def do_timed(self, model: Any, key: int, keep: bool) -> tuple[float, int]:
-        """(milliseconds of one call on the host clock, the minor page faults it took); with keep, its output is
-        kept as the set's last."""
-        inputs = self.sets[key]
-        fn = self.models[model]
-        with torch.no_grad():
+    def do_run(self, model: Any, key: int) -> tuple[float, int, list[str] | None]:
+        """Every call the judge makes of a model on an input set, whatever it makes of it (a correctness trial, a
+        timed call, a call of the unseen-inputs check): one request, one path, one reply, so that nothing in this
+        process tells one kind of call from another (docs/harness.md, "Calls alike"). Returns (ms of the call on
+        the host clock, with its synchronize; the minor page faults it took; the candidate kernels the launch
+        monitor saw, or None where it is off). A candidate's output is kept as its set's last till `do_take`."""
+        fn, inputs = self.models[model], self.sets[key]
+        monitor = LaunchMonitor(self.path) if self.monitor else None
+        with Poisoned(self.device, self.poison) if self.poison else contextlib.nullcontext():
             f0 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
             t0 = time.perf_counter()
-            out = fn(*inputs)
+            try:
+                with monitor if monitor is not None else contextlib.nullcontext(), torch.no_grad():
+                    out = fn(*inputs)
+                sync(self.device)
+            except Exception as e:  # noqa: BLE001
+                traceback.print_exc()
+                raise failure_of(e, "forward raised") from e
             ms = (time.perf_counter() - t0) * 1e3
             faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt - f0
-        if keep:
+        if not isinstance(model, tuple):  # the candidate's (the baselines' are keyed ("ref", case) and the like)
             self.last[key] = out
+        del out
         left = self.watch.python_left()
         if left:
-            raise CandidateFailure(Status.REJECTED, f"threads check: after a timed call, {left}")
-        return ms, faults
+            raise CandidateFailure(Status.REJECTED, f"threads check: after forward returned, {left}")
+        return ms, faults, (monitor.seen if monitor is not None else None)
 
-    def do_clocked(self, model: int, key: int, keep: bool) -> int:
-        """One call (the judge's clock times the request); with keep, its output is kept for do_take under the
-        index returned."""
-        fn, inputs = self.models[model], self.sets[key]
-        with torch.no_grad():
-            out = fn(*inputs)
-        if not keep:
-            return -1
-        self.taken.append(out)
-        return len(self.taken) - 1
+    def do_take(self, keys: list[int], may_alias: bool) -> dict[int, tuple[Any, str]]:
+        """The last output of each set under `keys` (those it has), each then let go: (its spec, or None where it
+        shares memory with the set's inputs; what it shares, '' for nothing or where may_alias)."""
+        found = {}
+        for k in keys:
+            if k not in self.last:
+                continue
+            out = self.last.pop(k)
+            self._plain(out, "after forward returned")
+            alias = "" if may_alias else aliased(out, spans(self.sets[k], "input {i}"))
+            found[k] = (None if alias else self._share(out)), alias
+        return found
 
-    def do_take(self, index: int) -> Any:
-        """A kept output, shared; every kept output goes."""
-        out, self.taken = self.taken[index], []
-        self._plain(out, "after a call")
-        return self._share(out)
-
-    def do_warm_up(self) -> None:
+    def do_warm_up(self) -> dict[str, float]:
         """The CUDA context, Triton's driver and the profiler's first start, asked for as the job arrives (the judge
-        does not wait: it prepares the inputs meanwhile); a failure here shows in the first real request."""
+        does not wait: it prepares the inputs meanwhile); a failure here shows in the first real request. The
+        seconds of each part: no candidate code has run in this process yet."""
         try:
-            launches.warm_up(self.device, profiler=True)
+            return launches.warm_up(self.device, profiler=True)
         except Exception:  # noqa: BLE001
             traceback.print_exc()
+            return {}
 
     def do_ping(self) -> None:
         """An empty request: the judge's clock around it is the cost of a request itself (on a GPU, with the
@@ -293,9 +301,9 @@ class CandidateProcess:
     def do_block_run(self) -> float | None:
         """The block once (the judge's clock around this request, and the judge's read of the outputs); on a GPU,
         ms between events recorded around it here, which the judge logs beside its own clock and never trusts."""
-        events = self.block.get("events")
-        if events is None and self.device.type == "cuda":
-            events = self.block["events"] = [torch.cuda.Event(enable_timing=True) for _ in range(2)]
+        events, event = self.block.get("events"), for_device(self.device).event_factory()
+        if events is None and event is not None:
+            events = self.block["events"] = [event(enable_timing=True) for _ in range(2)]
         if events:
             events[0].record()
         with torch.no_grad():
@@ -323,7 +331,8 @@ class CandidateProcess:
     def do_tick(self) -> None:
         """One tiny kernel and a synchronize, between events as a block's run is: the judge times its block's
         bracket around this (before the candidate loads) to know what the bracket costs without the block."""
-        events = [torch.cuda.Event(enable_timing=True) for _ in range(2)] if self.device.type == "cuda" else []
+        event = for_device(self.device).event_factory()
+        events = [event(enable_timing=True) for _ in range(2)] if event is not None else []
         if events:
             events[0].record()
         torch.ones(1, device=self.device).add_(1)
@@ -356,15 +365,6 @@ class CandidateProcess:
         with torch.no_grad():
             return profiling.collect(mode, self.cand, lambda: fn(*inputs), self.device, **options)
 
-    def do_last(self, keys: list[int]) -> dict[int, Any]:
-        """The kept last output of each set (the timing-outputs check)."""
-        out = {}
-        for k in keys:
-            if k in self.last:
-                self._plain(self.last[k], "after a timed call")
-                out[k] = self._share(self.last[k])
-        return out
-
     def do_threads(self, native_only: bool) -> str:
         return self.watch.native_busy() if native_only else self.watch.check()
 
@@ -380,7 +380,7 @@ class CandidateProcess:
 
     def _share(self, out: Any) -> Any:
         leaves = trees.tensors(out)
-        if self.device.type == "cpu" and any(t.device.type != "cpu" for t in leaves):
+        if not for_device(self.device).separate_device() and any(not t.is_cpu for t in leaves):
             raise CandidateFailure(Status.REJECTED, "structure check: an output is not on the host (cpu target)")
         return shared.send(out, self.folder)
 

@@ -69,22 +69,23 @@ def measure(
     after_call: Callable[[str], None],
     midway: Callable[[], None],
     copy: Fn | None = None,
+    before: Callable[[int, int, list[Any]], None] | None = None,
 ) -> tuple[dict[str, TimingStats], Callable[[], tuple[dict, dict]]]:
     """The interleaved series (with copy, a device copy of the case's minimum bytes beside them); returns its
     stats and a function that then takes the host-clock and CUDA-graph figures (after whatever the caller checks
-    in between), so a copy's buffers are gone before them."""
+    in between), so a copy's buffers are gone before them. before: Timer.time_interleaved's."""
     timed = dict(fns)
     if copy is not None:
         timed["copy"] = copy
     del copy
     with torch.no_grad():
-        stats = timer.time_interleaved(timed, sets, after_call=after_call, midway=midway)
+        stats = timer.time_interleaved(timed, sets, after_call=after_call, midway=midway, before=before)
     timed.clear()
 
     def rest() -> tuple[dict, dict]:
         with torch.no_grad():
-            if timer.is_cuda:
-                torch.cuda.synchronize(timer.device)
+            if timer.on_device:
+                timer.platform.synchronize(timer.device)
             host = timer.time_host(fns, sets)
             graphs = timer.time_graphs(fns, sets[0])
         return host, graphs

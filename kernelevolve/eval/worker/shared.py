@@ -17,6 +17,7 @@ import torch
 from torch.utils._pytree import tree_map
 
 from kernelevolve.eval.worker import trees
+from kernelevolve.platforms import for_device
 
 
 @dataclass(frozen=True)
@@ -83,12 +84,12 @@ def share(tree: Any, where: str, pool: Any = None) -> tuple[Any, Any]:
     leaves: dict[int, Leaf | torch.Tensor] = {}
 
     def one(t: torch.Tensor) -> torch.Tensor:
-        if t.device.type == "cpu":
+        if t.is_cpu:
             out, leaf = _share_one(t, where)
         elif pool is None:
             raise ValueError(f"a {t.device} tensor is shared only through a memory pool of its own")
         else:
-            with torch.cuda.use_mem_pool(pool):
+            with for_device(t.device).use_memory_pool(pool):
                 out = torch.empty_strided(t.shape, _stride(t), dtype=t.dtype, device=t.device).copy_(t)
             leaf = out
         leaves[id(out)] = leaf
@@ -106,7 +107,7 @@ def send(tree: Any, where: str) -> Any:
     def one(t: torch.Tensor) -> Any:
         # A device tensor goes as a copy of its own: one received from the judge (an input returned, where the
         # reference returns one too) cannot be sent back by handle.
-        return _share_one(t, where)[1] if t.device.type == "cpu" else t.detach().clone()
+        return _share_one(t, where)[1] if t.is_cpu else t.detach().clone()
 
     return trees.map_tensors(one, tree)
 

@@ -17,6 +17,7 @@ from typing import Any
 import torch
 
 from kernelevolve.eval.worker import l2
+from kernelevolve.platforms import for_device
 
 Fn = Callable[[list[Any]], Any]
 Hook = Callable[[str], None]
@@ -74,20 +75,27 @@ def _rotations(names: list[str], it: int) -> list[str]:
     return names[k:] + names[:k]
 
 
+def midway_iteration(iters: int, sets: int) -> int:
+    """The iteration whose start rotates the sets' contents (`midway`): late enough to time mostly warm calls,
+    early enough that every input set is used after it."""
+    return min(iters // 2, iters - sets)
+
+
 class Timer:
     def __init__(self, device: torch.device, config: TimerConfig | None = None):
         self.device = device
         self.config = config or TimerConfig()
-        self.is_cuda = device.type == "cuda"
+        self.platform = for_device(device)
+        self._event = self.platform.event_factory()  # None: the host clock times (docs/platforms.md)
+        self.on_device = self._event is not None
         self._flush = None
-        if self.is_cuda:
+        if self.on_device:
             # Larger than any current L2 (H100/H200: 50-60 MB, MI300X: 256 MB Infinity Cache).
             self._flush = torch.empty(256 * 1024 * 1024 // 4, dtype=torch.int32, device=device)
         # Saved here so that a candidate re-binding these names later cannot change what we call.
         self._perf_counter = time.perf_counter
         self._getrusage = resource.getrusage
-        self._sync = torch.cuda.synchronize if self.is_cuda else (lambda *a: None)
-        self._event = torch.cuda.Event if self.is_cuda else None
+        self._sync = self.platform.synchronizer()
         self._pads: dict[str, int] = {}  # cuda: the device lead (cycles) each function's timed calls had
 
     def time_interleaved(
@@ -96,24 +104,28 @@ class Timer:
         input_sets: list[list[Any]],
         after_call: Hook | None = None,
         midway: Callable[[], None] | None = None,
+        before: Callable[[int, int, list[Any]], None] | None = None,
     ) -> dict[str, TimingStats]:
-        """Round-robin over the functions (order rotated each iteration) and the input sets."""
+        """Round-robin over the functions (order rotated each iteration) and the input sets. before (host clock
+        only): called with (iteration, iterations, its input set) at the start of each iteration, before `midway`
+        and the calls, outside every bracket (eval/worker/sampled.py)."""
         names = list(fns)
         per_iter_s = self._warm_up(fns, input_sets)
         cfg = self.config
         iters = cfg.max_iters if per_iter_s <= 0 else int(cfg.budget_s / per_iter_s)
         iters = max(cfg.min_iters, min(cfg.max_iters, iters))
         after = after_call or (lambda name: None)
-        # Late enough to time mostly warm calls, early enough that every input set is used after it.
-        half = min(iters // 2, iters - len(input_sets)) if midway else -1
-        if self.is_cuda:
+        half = midway_iteration(iters, len(input_sets)) if midway else -1
+        if self.on_device:
             return self._cuda_events(fns, input_sets, iters, after, half, midway)
         samples: dict[str, list[float]] = {n: [] for n in names}
         faults: dict[str, list[int]] = {n: [] for n in names}
         for it in range(iters):
+            inputs = input_sets[it % len(input_sets)]
+            if before is not None:
+                before(it, iters, inputs)
             if it == half:
                 midway()
-            inputs = input_sets[it % len(input_sets)]
             for name in _rotations(names, it):
                 remote = getattr(fns[name], "remote_ms", None)  # host.RemoteFn: the candidate's own process
                 if remote is not None:
@@ -141,7 +153,7 @@ class Timer:
                 fn(input_sets[i % len(input_sets)])
                 self._sync(self.device)
                 slowest = max(slowest, self._perf_counter() - t0) if i else slowest
-        if self.is_cuda:  # keep the GPU busy long enough for its clocks to settle
+        if self.on_device:  # keep the GPU busy long enough for its clocks to settle
             t0 = self._perf_counter()
             rounds = 0
             while self._perf_counter() - t0 < self.config.warmup_s and rounds < 1000:
@@ -157,9 +169,9 @@ class Timer:
         """Clock rate seen by torch.cuda._sleep, measured once per timer."""
         if not hasattr(self, "_rate"):
             start, end = self._event(enable_timing=True), self._event(enable_timing=True)
-            torch.cuda._sleep(1000)
+            self.platform.spin(1000)
             start.record()
-            torch.cuda._sleep(2_000_000)
+            self.platform.spin(2_000_000)
             end.record()
             end.synchronize()
             self._rate = 2_000_000 / max(start.elapsed_time(end) * 1e3, 1.0)
@@ -171,7 +183,7 @@ class Timer:
         for name, fn in fns.items():
             samples = []
             for i in range(5):
-                torch.cuda._sleep(int(self._cycles_per_us() * 2000))  # 2 ms of device work ahead of us
+                self.platform.spin(int(self._cycles_per_us() * 2000))  # 2 ms of device work ahead of us
                 t0 = self._perf_counter()
                 fn(input_sets[i % len(input_sets)])
                 samples.append((self._perf_counter() - t0) * 1e6)
@@ -207,7 +219,7 @@ class Timer:
                 start, end = self._event(enable_timing=True), self._event(enable_timing=True)
                 l2.reset()
                 self._flush.zero_()
-                torch.cuda._sleep(pad[name])
+                self.platform.spin(pad[name])
                 start.record()
                 fns[name](inputs)
                 end.record()
@@ -222,7 +234,7 @@ class Timer:
     def time_host(self, fns: dict[str, Fn], input_sets: list[list[Any]]) -> dict[str, TimingStats | None]:
         """cuda: host clock around the call and a whole-device synchronize, L2 flushed before; it counts
         work the events cannot see (side streams, threads) and launch overhead."""
-        if not self.is_cuda:
+        if not self.on_device:
             return {n: None for n in fns}
         names = list(fns)
         samples: dict[str, list[float]] = {n: [] for n in names}
@@ -244,14 +256,14 @@ class Timer:
         least SINGLE_CALL_LEAD_US: a series keeps a backlog queued, a single call starts on an idle device, and
         a host that stalls after other work (a large copy) would otherwise leave the device waiting inside the
         timed window."""
-        if not self.is_cuda:
+        if not self.on_device:
             t0 = self._perf_counter()
             out = fn(inputs)
             return (self._perf_counter() - t0) * 1e3, out
         start, end = self._event(enable_timing=True), self._event(enable_timing=True)
         l2.reset()
         self._flush.zero_()
-        torch.cuda._sleep(max(self._pads.get(name, 0), int(self._cycles_per_us() * SINGLE_CALL_LEAD_US)))
+        self.platform.spin(max(self._pads.get(name, 0), int(self._cycles_per_us() * SINGLE_CALL_LEAD_US)))
         start.record()
         out = fn(inputs)
         end.record()
@@ -261,7 +273,7 @@ class Timer:
     def _host_clocked(self, fn: Fn, inputs: list[Any]) -> tuple[float, float, Any]:
         """L2 flushed and the device idle (cuda), then the host clock around the call and a whole-device
         synchronize: (total ms, ms from the call's return to the device going idle, output)."""
-        if self.is_cuda:
+        if self.on_device:
             l2.reset()
             self._flush.zero_()
             self._sync(self.device)
@@ -274,12 +286,12 @@ class Timer:
 
     def time_graphs(self, fns: dict[str, Fn], inputs: list[Any]) -> dict[str, TimingStats | None]:
         """Per-replay time of a CUDA graph of each function (None where capture fails), interleaved."""
-        if not self.is_cuda:
+        if not self.on_device:
             return {n: None for n in fns}
-        graphs: dict[str, torch.cuda.CUDAGraph] = {}
+        graphs: dict[str, Any] = {}
         for name, fn in fns.items():
             try:
-                g, _ = capture(lambda fn=fn: fn(inputs), self.device)
+                g, _ = self.platform.capture(lambda fn=fn: fn(inputs), self.device)
                 g.replay()
                 self._sync(self.device)
                 graphs[name] = g
@@ -302,16 +314,7 @@ class Timer:
         return out
 
 
-def capture(call: Callable[[], Any], device: torch.device, warm_ups: int = 2) -> tuple[torch.cuda.CUDAGraph, Any]:
-    """A CUDA graph of one run of `call` (warmed up on a side stream first, as capture requires), and what the
-    captured run returned; raises where the call cannot be captured."""
-    stream = torch.cuda.Stream(device)
-    stream.wait_stream(torch.cuda.current_stream(device))
-    with torch.cuda.stream(stream):
-        for _ in range(warm_ups):
-            call()
-    torch.cuda.current_stream(device).wait_stream(stream)
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        out = call()
-    return graph, out
+def capture(call: Callable[[], Any], device: torch.device, warm_ups: int = 2) -> tuple[Any, Any]:
+    """A graph of one run of `call` on the device's platform, and what the captured run returned; raises where the
+    call cannot be captured."""
+    return for_device(device).capture(call, device, warm_ups)

@@ -151,9 +151,9 @@ def main(argv: list[str]) -> None:
     sock = socket.socket(fileno=int(argv[0]))
     try:
         _prepare()
-        import torch
+        from kernelevolve.platforms import device_initialized
 
-        if torch.cuda.is_initialized():
+        if device_initialized():
             raise RuntimeError("CUDA was initialised while importing: a forked worker could not use it")
     except BaseException as e:  # noqa: BLE001 - said to the parent, which starts workers by exec instead
         _send(sock, {"op": "failed", "error": f"{type(e).__name__}: {e}"})

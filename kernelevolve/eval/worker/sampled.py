@@ -1,0 +1,118 @@
+"""Timed calls judged (the cpu target, the candidate in a process of its own): a few of the timing pass's
+iterations, chosen at random by the judge once the pass's length is known, run on input contents never shown
+before, written into the iteration's buffers between requests (outside every clock's bracket) and put back after.
+The candidate's output of that timed call is taken and judged against the new contents' reference (the rule the
+unseen-inputs check judges by), and its time on the judge's clock is held against the pass's other timed calls.
+
+Every call comes through one request in the candidate's process (runner.CandidateProcess.do_run), so nothing there
+tells these calls from the others but their contents: a cache keyed by a buffer serves them stale outputs, which
+fail the comparison; one keyed by contents misses, and the call is as slow as the work. What this guarantees and
+what it does not: docs/harness.md, "Calls alike".
+"""
+
+from __future__ import annotations
+
+import random
+import statistics
+from typing import Any
+
+from kernelevolve.eval.worker import trees
+from kernelevolve.eval.worker.checking import CandidateFailure, Guard, check_output, explain
+from kernelevolve.eval.worker.prepare import PreparedCase
+from kernelevolve.eval.worker.timing import midway_iteration
+from kernelevolve.result import Status
+
+SAMPLES = 3  # timed iterations judged per pass, one in each third of the pass (before its last round of sets)
+# A sampled call (new contents) may take this many times the pass's median timed call, both by the judge's clock
+# around the request, scaled by the reference's own time on the new contents (at most MAX_WORK_DRIFT), plus the
+# slack, before the timed calls are judged to have reused results: a host that stalls one call for a scheduler
+# slice stretches one sample, while a cache keyed by contents misses on every one.
+FACTOR = 3.0
+SLACK_MS = 0.1
+MAX_WORK_DRIFT = 2.0
+
+
+def chosen(iterations: int, sets: int, samples: int = SAMPLES) -> set[int]:
+    """The iterations to sample: one at random in each of `samples` equal strata of those before the pass's last
+    round over its `sets` (each set is called again after a sampled iteration, so the last output per set, which
+    the timing-outputs check reads, is of the set's own contents), never the one that rotates the sets' contents
+    (its new contents would be rotated away before they are put back)."""
+    half = midway_iteration(iterations, sets)
+    span = [it for it in range(iterations - sets) if it != half]
+    pick = random.SystemRandom()
+    strata = min(samples, len(span))
+    return {pick.choice(span[s * len(span) // strata : (s + 1) * len(span) // strata]) for s in range(strata)}
+
+
+class TimedSampler:
+    """The timer's `before` hook and the harness's after-call hook over one timing pass (time_case)."""
+
+    def __init__(self, pc: PreparedCase, g: Guard, fns: dict[str, Any]) -> None:
+        self.pc, self.g, self.fns = pc, g, fns
+        self.picked: set[int] | None = None
+        self.buffers: Any = None  # the sampled iteration's input set, holding new contents
+        self.saved: Any = None  # what it held before
+        self.ref: Any = None  # the new contents' reference, till the candidate's output is judged
+        self.calls: list[float] = []  # the judge's bracket around each sampled timed call (ms)
+        self.eager: list[float] = []  # and around the reference's call on the same contents
+
+    def before(self, it: int, iterations: int, inputs: Any) -> None:
+        """Puts back what the last sampled iteration overwrote (before the sets' contents rotate, where they do at
+        this iteration); on a sampled iteration writes new contents in."""
+        self.restore()
+        if self.picked is None:
+            self.picked = chosen(iterations, len(self.pc.timing_sets))
+        # A sample holds three sets' worth more (the new inputs, their reference, the contents put back): only
+        # where the memory plan held back at least two sets beside the timing sets.
+        if it not in self.picked or self.pc.fresh is None or len(self.pc.unseen_sets) < 2:
+            return
+        new, ref = self.pc.fresh(1)[0]
+        if not trees.same_layout([inputs, new]):  # jagged sets: the unseen-inputs check gives them own buffers
+            return
+        self.g.ran("unseen_inputs")
+        self.buffers, self.saved, self.ref = inputs, trees.clone(inputs), ref
+        trees.copy_(inputs, new)
+
+    def restore(self) -> None:
+        if self.buffers is not None:
+            trees.copy_(self.buffers, self.saved)
+        self.buffers = self.saved = self.ref = None
+
+    def after(self, name: str) -> None:
+        """After each timed call: on a sampled iteration, the brackets taken, and the candidate's output judged."""
+        if self.buffers is None or name not in ("candidate", "eager"):
+            return
+        (self.calls if name == "candidate" else self.eager).append(self.fns[name].brackets[-1])
+        if name != "candidate":
+            return
+        out = self.g.host.last_outputs([self.buffers]).get(0)
+        if out is None:
+            raise CandidateFailure(
+                Status.REJECTED, "unseen-inputs check: a timed call on contents it had not seen left no output"
+            )
+        check_output(out, [], self.pc, self.g)
+        cmp = explain(self.pc.judge_set(out, self.ref), out, "a timed call on new contents")
+        if not cmp.ok:
+            raise CandidateFailure(
+                Status.INCORRECT,
+                f"unseen-inputs check: the output of a timed call on contents it had not seen is wrong ({cmp.reason})",
+            )
+
+    def check_times(self) -> None:
+        """The sampled calls against the pass's median timed call, both on the judge's clock; raises
+        CandidateFailure (rejected) where even the fastest sampled call is past the bound."""
+        self.restore()
+        if not self.calls:
+            return
+        typical = statistics.median(self.fns["candidate"].brackets)
+        drift = 1.0
+        if self.eager:
+            drift = min(max(min(self.eager) / statistics.median(self.fns["eager"].brackets), 1.0), MAX_WORK_DRIFT)
+        bound = FACTOR * typical * drift + SLACK_MS
+        if min(self.calls) > bound:
+            raise CandidateFailure(
+                Status.REJECTED,
+                f"unseen-inputs check: timed calls on contents it had not seen took {min(self.calls):.4g} ms by the "
+                f"judge's clock, against {typical:.4g} ms for its timed calls (median; allowed {bound:.4g} ms, "
+                f"{len(self.calls)} sampled): results are reused across calls",
+            )

@@ -267,10 +267,10 @@ def test_a_region_that_fails_to_extract_is_skipped_with_its_reason_and_the_rest_
     model, args = _dlrm()
     real = regions_module._check_and_time
 
-    def failing(source, code, graph, device):
+    def failing(source, code, graph, target):
         if "aten::sigmoid.default" in code.ops:
             raise RuntimeError("a region that will not build")
-        return real(source, code, graph, device)
+        return real(source, code, graph, target)
 
     monkeypatch.setattr(regions_module, "_check_and_time", failing)
     regions = find_regions(model, args, None, "cpu")

@@ -23,6 +23,8 @@ import torch.fx as fx
 from kernelevolve.model.graph_capture import CapturedGraph, RegionError, capture
 from kernelevolve.model.partition import Group, kind, partition, worth_extracting
 from kernelevolve.model.region_source import RegionCode, RegionSourceError, boundary, region_code
+from kernelevolve.platforms import Platform, get_platform
+from kernelevolve.platforms.base import DeviceMissing
 
 __all__ = ["Region", "RegionError", "find_regions", "last_skipped"]
 
@@ -57,7 +59,7 @@ def find_regions(model: torch.nn.Module, args: tuple, kwargs: dict | None, targe
 
     Raises RegionError (one line) when the model does not export or the target is unknown. Regions that fail
     to extract are left out and listed, with their reasons, by `last_skipped()`."""
-    device = _device(target)
+    platform, device = _device(target)
     _last.skipped = []
     groups: list[Group] = []
 
@@ -66,23 +68,22 @@ def find_regions(model: torch.nn.Module, args: tuple, kwargs: dict | None, targe
         return {n for g in groups for nodes in boundary(g, weights) for n in nodes}  # all a problem needs
 
     graph = capture(model, tuple(args), dict(kwargs or {}), keep=boundaries)
-    regions, skipped = _extract(graph, groups, device, type(model).__name__)
+    regions, skipped = _extract(graph, groups, (platform, device), type(model).__name__)
     _last.skipped = skipped
     return sorted(regions, key=lambda r: -r.count * r.time_ms)
 
 
-def _device(target: str) -> torch.device:
-    if target == "cpu":
-        return torch.device("cpu")
-    if target in ("cuda", "rocm") or target.startswith("cuda:"):
-        if not torch.cuda.is_available():
-            raise RegionError(f"target {target}: no GPU is visible to torch here; use target cpu")
-        return torch.device(target if target.startswith("cuda") else "cuda")
-    raise RegionError(f"unknown target {target!r}: expected cpu, cuda or rocm")
+def _device(target: str) -> tuple[Platform, torch.device]:
+    """The target's platform and the device regions are timed on (its current one; the host for cpu)."""
+    try:
+        platform = get_platform(target)
+        return platform, platform.current_device() or platform.open_device(0)
+    except (ValueError, DeviceMissing) as e:
+        raise RegionError(f"target {target}: {e}") from None
 
 
 def _extract(
-    graph: CapturedGraph, groups: list[Group], device: torch.device, model_name: str
+    graph: CapturedGraph, groups: list[Group], target: tuple[Platform, torch.device], model_name: str
 ) -> tuple[list[Region], list[tuple[str, str]]]:
     skipped: list[tuple[str, str]] = []
     by_signature: dict[str, list[tuple[RegionCode, str]]] = {}
@@ -100,7 +101,7 @@ def _extract(
         name = _unique(code.name, names)
         source = code.finish(name, len(codes))
         try:
-            time_ms = _check_and_time(source, code, graph, device)
+            time_ms = _check_and_time(source, code, graph, target)
         except Exception as e:  # noqa: BLE001 - any failure skips this region, the rest go on
             skipped.append((name, _reason(e)))
             continue
@@ -137,7 +138,9 @@ def model_with_weights(module: types.ModuleType, weights: list[torch.Tensor]) ->
     return model.eval()
 
 
-def _check_and_time(source: str, code: RegionCode, graph: CapturedGraph, device: torch.device) -> float:
+def _check_and_time(
+    source: str, code: RegionCode, graph: CapturedGraph, target: tuple[Platform, torch.device]
+) -> float:
     """Check the problem reproduces the region on the model's values; time it on the device."""
     module = problem_module(source, code.name)
     model = model_with_weights(module, [graph.values[w] for w in code.weights])
@@ -149,10 +152,11 @@ def _check_and_time(source: str, code: RegionCode, graph: CapturedGraph, device:
     mismatch = outputs_mismatch(got, expected)
     if mismatch:
         raise RegionSourceError(f"the problem does not reproduce the region: {mismatch}")
+    platform, device = target
     model = model.to(device)
     inputs = [x.to(device) if isinstance(x, torch.Tensor) else x for x in inputs]
     with torch.no_grad():
-        return eager_time_ms(lambda: model(*inputs), device)
+        return eager_time_ms(lambda: model(*inputs), platform, device)
 
 
 def outputs_mismatch(got: list[Any], expected: list[Any]) -> str:
@@ -173,22 +177,24 @@ def _what(x: Any) -> str:
     return f"{x.dtype} {tuple(x.shape)}" if isinstance(x, torch.Tensor) else type(x).__name__
 
 
-def eager_time_ms(run: Callable[[], Any], device: torch.device) -> float:
-    """Median wall time of one call: CUDA events on a GPU, perf_counter on the CPU."""
+def eager_time_ms(run: Callable[[], Any], platform: Platform, device: torch.device) -> float:
+    """Median wall time of one call: the platform's timing events on a device (CUDA events), perf_counter on the
+    host."""
+    synchronize, event = platform.synchronizer(), platform.event_factory()
     for _ in range(WARMUP):
         run()
     times = []
     for _ in range(REPEATS):
-        if device.type == "cuda":
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            torch.cuda.synchronize(device)
-            start.record()
-            run()
-            end.record()
-            end.synchronize()
-            times.append(start.elapsed_time(end))
-        else:
+        if event is None:
             t0 = time.perf_counter()
             run()
             times.append((time.perf_counter() - t0) * 1e3)
+            continue
+        start, end = event(enable_timing=True), event(enable_timing=True)
+        synchronize(device)
+        start.record()
+        run()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end))
     return statistics.median(times)

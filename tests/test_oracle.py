@@ -382,11 +382,11 @@ def test_the_unseen_inputs_block_is_never_skipped_for_want_of_room(monkeypatch):
 
     from kernelevolve.eval.worker import proof
     from kernelevolve.eval.worker.checking import CandidateFailure
-    from kernelevolve.result import Status
+    from kernelevolve.result import CaseResult, Status
 
     monkeypatch.setattr(torch.cuda, "mem_get_info", lambda device=None: (10**9, 80 * 10**9))
     pc = SimpleNamespace(timing_sets=[[torch.zeros(2**27)]], timing_refs=[torch.zeros(2**27)])  # 1 GB a set
     g = SimpleNamespace(device=torch.device("cuda", 0))
     with pytest.raises(CandidateFailure) as caught:
-        proof.check_block(pc, None, SimpleNamespace(t_candidate_ms=5.0), g)
+        proof.check_block(pc, None, CaseResult(shape={}, correct=True, t_candidate_ms=5.0), g)
     assert caught.value.status == Status.HARNESS_LIMIT and "unseen-inputs check needs" in caught.value.reason

@@ -141,10 +141,16 @@ def test_flops_are_read_per_case(tmp_path):
         problem_flops(module)
 
 
-def test_get_inputs_makes_its_tensors_on_the_target_device_or_falls_back_to_the_host():
-    """On a GPU, get_inputs' factory calls allocate there (here the meta device stands in for it); code that needs
-    real values on the host (a Python int from a tensor) runs on the host as written."""
+def test_get_inputs_makes_its_tensors_on_the_target_device_or_falls_back_to_the_host(monkeypatch):
+    """On a GPU, get_inputs' factory calls allocate there (here the meta device stands in for it, with the cuda
+    target's record); code that needs real values on the host (a Python int from a tensor) runs on the host as
+    written."""
     import types
+
+    from kernelevolve.platforms import for_device, get_platform
+    from kernelevolve.problem import inputs
+
+    monkeypatch.setattr(inputs, "for_device", lambda d: get_platform("cuda") if d.type == "meta" else for_device(d))
 
     plain = types.ModuleType("plain")
     plain.get_inputs = lambda: [torch.randn(4, 3), torch.arange(5)]

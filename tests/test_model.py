@@ -6,8 +6,6 @@ from __future__ import annotations
 import json
 import math
 import sqlite3
-import sys
-import types
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -152,12 +150,17 @@ class Region:
 
 def test_regions_join_the_table_as_one_row_per_signature(tmp_path, monkeypatch):
     source = (Path(__file__).parent / "fixtures" / "kb_relu.py").read_text()
-    finder = types.ModuleType("kernelevolve.model.regions")
-    finder.find_regions = lambda model, args, kwargs, target: [
-        Region("ln_gelu", "normalisation", "ln+gelu 16x32", ["aten::native_layer_norm.default"], 1, 1e6, source),
-        Region("ln_gelu_2", "normalisation", "ln+gelu 16x32", ["aten::native_layer_norm.default"], 1, 1e6, source),
-    ]
-    monkeypatch.setitem(sys.modules, "kernelevolve.model.regions", finder)
+    from kernelevolve.model import regions as finder
+
+    monkeypatch.setattr(
+        finder,
+        "find_regions",
+        lambda model, args, kwargs, target: [
+            Region("ln_gelu", "normalisation", "ln+gelu 16x32", ["aten::native_layer_norm.default"], 1, 1e6, source),
+            Region("ln_gelu_2", "normalisation", "ln+gelu 16x32", ["aten::native_layer_norm.default"], 1, 1e6, source),
+        ],
+    )
+    monkeypatch.setattr(finder, "last_skipped", lambda: [])
     made = model(tmp_path, TINY, "--top", "1", "--json")
     assert made.exit_code == 0, made.output
     table = json.loads((tmp_path / "m" / "model.json").read_text())
@@ -165,11 +168,13 @@ def test_regions_join_the_table_as_one_row_per_signature(tmp_path, monkeypatch):
     assert top["name"] == "ln_gelu" and top["calls"] == 2 and top["share"] > 1
     assert (tmp_path / "m" / "ln_gelu" / "problem.py").read_text() == source
     broken = Region("broken", "pointwise", "other", ["aten::gelu.default"], 1, 1e6, "x = (")
-    finder.find_regions = lambda *a: [broken]  # a region that fails to extract: said, and the rest go on
+    monkeypatch.setattr(finder, "last_skipped", lambda: [("mixed", "mixed floating dtypes")])  # the finder's own
+    monkeypatch.setattr(finder, "find_regions", lambda *a: [broken])  # fails to extract: said, the rest go on
     made = model(tmp_path, TINY, "--top", "2")
     assert made.exit_code == 0 and "broken: not extracted:" in made.output and "syntax error" in made.output
+    assert "1 skipped: mixed (mixed floating dtypes)" in made.output
     assert not (tmp_path / "m" / "broken").exists() and len(list((tmp_path / "m").glob("*/problem.py"))) == 2
-    finder.find_regions = lambda *a: 1 / 0
+    monkeypatch.setattr(finder, "find_regions", lambda *a: 1 / 0)
     failed = model(tmp_path, TINY, "--list")
     assert (
         failed.exit_code == 0 and "fused regions skipped: the region finder failed (ZeroDivisionError" in failed.output

@@ -1,40 +1,31 @@
-"""Every candidate of a profiled model, ranked: its operators at each signature and, where the region finder is
-installed (kernelevolve/model/regions.py), its fused regions (docs/model.md, "Regions")."""
+"""Every candidate of a profiled model, ranked: its operators at each signature and its fused regions
+(kernelevolve/model/regions.py; docs/model.md, "Regions")."""
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
-
+from kernelevolve.model import regions
 from kernelevolve.model.entry import LoadedModel
 from kernelevolve.model.profile import Profile
 from kernelevolve.model.table import Row, operator_rows, ranked, region_rows
 
-REGIONS_MODULE = "kernelevolve.model.regions"
-
-
-def _finder() -> Any:
-    """find_regions(model, args, kwargs, target), or None where this installation has no region finder."""
-    try:
-        module = importlib.import_module(REGIONS_MODULE)
-    except ModuleNotFoundError as e:
-        if e.name == REGIONS_MODULE:
-            return None
-        raise
-    return getattr(module, "find_regions", None)
+SKIPPED_SHOWN = 5  # regions skipped, named in the line (the rest counted)
 
 
 def region_candidates(loaded: LoadedModel, operators_ms: float) -> tuple[list[Row], str]:
-    """The model's fused regions as rows, and a line saying what was found or why none was."""
-    find = _finder()
-    if find is None:
-        return [], "fused regions: no region finder in this installation (kernelevolve/model/regions.py)"
+    """The model's fused regions as rows, and a line saying what was found, what was skipped and why, or why
+    none was found."""
     try:
-        regions = find(loaded.model, loaded.args, loaded.kwargs, loaded.target)
+        found = regions.find_regions(loaded.model, loaded.args, loaded.kwargs, loaded.target)
     except Exception as e:  # noqa: BLE001 - regions are extra: the operators go on without them
         return [], f"fused regions skipped: the region finder failed ({type(e).__name__}: {e})"
-    rows = region_rows(regions, operators_ms)
-    return rows, f"fused regions: {len(regions)} found, {len(rows)} distinct"
+    rows = region_rows(found, operators_ms)
+    line = f"fused regions: {len(found)} found, {len(rows)} distinct"
+    skipped = regions.last_skipped()
+    if skipped:
+        named = "; ".join(f"{name} ({why})" for name, why in skipped[:SKIPPED_SHOWN])
+        more = f" and {len(skipped) - SKIPPED_SHOWN} more" if len(skipped) > SKIPPED_SHOWN else ""
+        line += f"; {len(skipped)} skipped: {named}{more}"
+    return rows, line
 
 
 def all_candidates(loaded: LoadedModel, profile: Profile) -> tuple[list[Row], list[str]]:

@@ -8,11 +8,12 @@ import copy
 import json
 import shutil
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import torch
-from torch.utils._pytree import tree_flatten
+from torch.utils._pytree import tree_flatten, tree_map
 
 from kernelevolve.aten.opinfo import candidates, op_db, packet, samples_for
 from kernelevolve.aten.select import category, excluded, functional_name, resolve, variants
@@ -77,15 +78,16 @@ def timed_calls(op: str, use: Use) -> list[dict[str, Any]]:
     return chosen
 
 
-def runs_cleanly(op: str, call: dict[str, Any]) -> bool:
+def runs_cleanly(op: str, call: dict[str, Any], dtype: torch.dtype | None = None) -> bool:
     """Whether the call, rebuilt from its spec, runs without raising and leaves its inputs as they were: a call
     whose recorded ranges cannot rebuild valid inputs (a target with an ignore index among its values) or that
-    writes its inputs (batch norm updating running statistics) is no problem's case."""
+    writes its inputs (batch norm updating running statistics) is no problem's case. With `dtype`, its floating
+    inputs are cast to it first, as the harness casts them for a case that binds DTYPE."""
     func = resolve(op)
     for seed in range(CLEAN_RUNS):  # values are drawn: a range that may give invalid inputs fails one draw
         torch.manual_seed(seed)
         try:
-            inputs = build_call(call)
+            inputs = build_call(call) if dtype is None else tree_map(partial(_cast, dtype=dtype), build_call(call))
             before = copy.deepcopy(inputs)
             with torch.no_grad():
                 func(*inputs[:-1], **inputs[-1])
@@ -98,6 +100,22 @@ def runs_cleanly(op: str, call: dict[str, Any]) -> bool:
         if not all(unchanged):
             return False
     return True
+
+
+def _cast(x: Any, dtype: torch.dtype) -> Any:
+    return x.to(dtype) if isinstance(x, torch.Tensor) and x.is_floating_point() else x
+
+
+def half_cases(op: str, checked: list[dict[str, Any]], dtypes: list[torch.dtype]) -> list[tuple[int, str]]:
+    """(index into the checked calls, dtype name) for each OpInfo call that also runs in a half-precision dtype
+    the operator's OpInfos declare for CUDA: GPU check cases (docs/aten.md, "Half precision"). Whether the call
+    runs in that dtype is tried on the CPU; one its CPU kernel lacks is left out."""
+    return [
+        (i, str(dtype).removeprefix("torch."))
+        for dtype in dtypes
+        for i, call in enumerate(checked)
+        if runs_cleanly(op, call, dtype)
+    ]
 
 
 def _tensors(tree: Any) -> list[torch.Tensor]:
@@ -153,6 +171,8 @@ def generate(traces: Path, out: Path, launch_cost: Path | None, only: list[str] 
             samples[op]["calls"] = [c for c in samples[op]["calls"] if runs_cleanly(op, c)]
             if not (samples[op]["calls"] and timed_calls(op, uses[op])):
                 reasons[op] = "no traced call or no OpInfo sample runs as recorded (or each writes its inputs)"
+            else:
+                samples[op]["half_cases"] = half_cases(op, samples[op]["calls"], samples[op].get("half", []))
     if only and any(op in reasons for op in wanted):
         op = next(op for op in wanted if op in reasons)
         raise GenerateError(f"{op}: not a problem: {reasons[op]}")
@@ -188,7 +208,8 @@ def problem_source(op: str, use: Use, sample: dict[str, Any]) -> str:
         "",
         f"Timed on the {len(timed)} most called distinct traced calls (SHAPE_CASES); checked on those and on "
         f"{len(checked)} calls",
-        f"that OpInfo samples ({', '.join(sample['opinfos'])}) make (CHECK_CASES). Traced in: "
+        f"that OpInfo samples ({', '.join(sample['opinfos'])}) make (CHECK_CASES), and on GPUs on "
+        f"{len(sample.get('half_cases', []))} of those again in bfloat16 or float16. Traced in: "
         f"{', '.join(sorted(use.models))}.",
         "The inputs are the call's positional arguments, then its keyword arguments as one dict (docs/aten.md).",
         '"""',
@@ -205,7 +226,11 @@ def problem_source(op: str, use: Use, sample: dict[str, Any]) -> str:
         "",
         "CASE = 0",
         f"SHAPE_CASES = {[{'CASE': i} for i in range(len(timed))]!r}",
-        f"CHECK_CASES = {[{'CASE': i} for i in range(len(timed), len(calls))]!r}",
+        "DTYPE = torch.float32",
+        "DEVICE_TYPES = None  # every device; a half-precision check case binds ['cuda']",
+        "CHECK_CASES = [",
+        *(f"    {case!r}," for case in check_case_list(len(timed), len(calls), sample.get("half_cases", []))),
+        "]",
         "CALLS = [",
         *(f"    {json_to_python(c)}," for c in calls),
         "]",
@@ -226,6 +251,13 @@ def problem_source(op: str, use: Use, sample: dict[str, Any]) -> str:
         "",
     ]
     return "\n".join(lines)
+
+
+def check_case_list(first: int, end: int, half: list[tuple[int, str]]) -> list[dict[str, Any]]:
+    """CHECK_CASES: the OpInfo calls (CALLS[first:end]) in float32 on every device, then those that also run in
+    half precision in that dtype, on GPUs only (docs/aten.md, "Half precision")."""
+    floats: list[dict[str, Any]] = [{"CASE": i} for i in range(first, end)]
+    return floats + [{"CASE": first + i, "DTYPE": dtype, "DEVICE_TYPES": ["cuda"]} for i, dtype in half]
 
 
 def json_to_python(value: Any) -> str:

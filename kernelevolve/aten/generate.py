@@ -17,7 +17,7 @@ from torch.utils._pytree import tree_flatten, tree_map
 
 from kernelevolve.aten.opinfo import candidates, op_db, packet, samples_for
 from kernelevolve.aten.select import category, excluded, functional_name, resolve, variants
-from kernelevolve.aten.spec import build_call, tensors_in
+from kernelevolve.aten.spec import build_call, contiguous, tensors_in
 
 TIMED_CALLS = 4  # traced calls timed per operator: the most called distinct shapes
 CLEAN_RUNS = 4  # draws of a call's inputs that must all run (runs_cleanly)
@@ -63,11 +63,19 @@ def load_traces(folder: Path) -> dict[str, Use]:
     return uses
 
 
+def device_layout(op: str, call: dict[str, Any]) -> dict[str, Any]:
+    """The call with the layouts any device's kernel is given. A backward operator is called by autograd, whose
+    formulas make several of its inputs contiguous on GPUs and not on the CPU (native_group_norm's passes a
+    gradient through as it is on the CPU, `.contiguous()` elsewhere), and their CUDA kernels rely on it; traces
+    and OpInfo samples are recorded on the CPU, so a backward operator's tensors are made contiguous."""
+    return contiguous(call) if "_backward" in op.split("::")[-1] else call
+
+
 def timed_calls(op: str, use: Use) -> list[dict[str, Any]]:
     """The most called traced calls with distinct tensor shapes, none complex (at most TIMED_CALLS)."""
     chosen, seen = [], set()
     for key, _ in sorted(use.calls.items(), key=lambda kv: -kv[1]):
-        call = json.loads(key)
+        call = device_layout(op, json.loads(key))
         shapes = json.dumps([(t["t"], t["dtype"]) for t in tensors_in(call)])
         complex_ = any("complex" in t["dtype"] for t in tensors_in(call))
         if shapes not in seen and tensors_in(call) and not complex_ and runs_cleanly(op, call):
@@ -168,7 +176,8 @@ def generate(traces: Path, out: Path, launch_cost: Path | None, only: list[str] 
             reasons[op] = f"launch-bound: at most {ratios[op]:.2f}x an empty kernel's launch at every traced shape"
     for op in kept:
         if op in samples and op not in reasons:
-            samples[op]["calls"] = [c for c in samples[op]["calls"] if runs_cleanly(op, c)]
+            laid_out = {json.dumps(device_layout(op, c)): None for c in samples[op]["calls"]}  # once each
+            samples[op]["calls"] = [c for c in map(json.loads, laid_out) if runs_cleanly(op, c)]
             if not (samples[op]["calls"] and timed_calls(op, uses[op])):
                 reasons[op] = "no traced call or no OpInfo sample runs as recorded (or each writes its inputs)"
             else:
@@ -179,8 +188,9 @@ def generate(traces: Path, out: Path, launch_cost: Path | None, only: list[str] 
     made = [op for op in kept if op not in reasons]
     _write_suite(out, made, uses, samples, keep_others=bool(only))
     if not only:
-        _write_manifest(out, made, uses, samples, reasons, launch_line)
-        _write_readme(out, made, uses, reasons, launch_line)
+        unmeasured = sorted(op for op in made if ratios and op not in ratios)
+        _write_manifest(out, made, uses, samples, reasons, (launch_line, unmeasured))
+        _write_readme(out, made, uses, reasons, (launch_line, unmeasured))
     left = f", {len(reasons)} operators left out (see operators.json)" if not only else ""
     return [launch_line, f"{len(made)} problems under {out}{left}"]
 
@@ -265,9 +275,14 @@ def json_to_python(value: Any) -> str:
     return repr(value)
 
 
-def _write_manifest(out: Path, made: list[str], uses: dict[str, Use], samples: dict, reasons: dict, line: str) -> None:
+def _write_manifest(
+    out: Path, made: list[str], uses: dict[str, Use], samples: dict, reasons: dict, launch: tuple[str, list[str]]
+) -> None:
+    """operators.json: each operator made, and each left out with the reason; `launch` is the launch-cost line
+    and the operators made that the launch-cost file has not measured (kept until it is measured again)."""
     manifest = {
-        "launch_cost": line,
+        "launch_cost": launch[0],
+        "launch_cost_unmeasured": launch[1],
         "operators": {
             op: {
                 "category": category(op),
@@ -283,8 +298,11 @@ def _write_manifest(out: Path, made: list[str], uses: dict[str, Use], samples: d
     (out / "operators.json").write_text(json.dumps(manifest, indent=1) + "\n")
 
 
-def _write_readme(out: Path, made: list[str], uses: dict[str, Use], reasons: dict[str, str], line: str) -> None:
+def _write_readme(
+    out: Path, made: list[str], uses: dict[str, Use], reasons: dict[str, str], launch: tuple[str, list[str]]
+) -> None:
     """suites/aten/README.md: the operators by category, with the models that call them and their shares."""
+    line, unmeasured = launch
     by_category: dict[str, list[str]] = {}
     for op in made:
         by_category.setdefault(category(op), []).append(op)
@@ -297,6 +315,15 @@ def _write_readme(out: Path, made: list[str], uses: dict[str, Use], reasons: dic
         f"`operators.json` lists them and the {len(reasons)} traced operators left out, each with the reason.",
         f"By category: {counts}. {line[0].upper() + line[1:]}.",
         "",
+    ]
+    if unmeasured:
+        names = ", ".join(f"`{op}`" for op in unmeasured)
+        lines += [
+            f"Not measured by the launch-cost filter ({len(unmeasured)}, traced since it ran; kept until "
+            f"`benchmarks/aten_launch_cost.py` runs again on a GPU): {names}.",
+            "",
+        ]
+    lines += [
         "| operator | category | largest share of a traced step | traced in |",
         "| --- | --- | --- | --- |",
     ]

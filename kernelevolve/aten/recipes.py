@@ -92,9 +92,28 @@ RECIPES = (
     *TIMM,
     "dlrm",
 )
-# Also traced as a training step (its backward operators): all but mamba, whose reference selective scan (no
-# mamba_ssm kernels on a CPU) takes minutes a step.
-TRAINED = tuple(r for r in RECIPES if r != "mamba")
+# Added for operators the others do not call; traced as a training step only (its forward's operators are in it).
+TRAIN_ONLY = (
+    "wav2vec2_conformer",
+    "switch_transformers",
+    "time_series_transformer",
+    "vit_mae",
+    "speech_to_text",
+    "siglip",
+    "esm",
+    "seggpt",
+    "granitemoe",
+    "dinov2_registers",
+    "yoso",
+    "llava",
+    "dlrm_criteo",
+)
+# Whole steps as one forward (an optimiser's update, generation), traced forward only; and the others traced
+# forward only: mamba, whose reference selective scan (no mamba_ssm kernels on a CPU) takes minutes a step, mimi.
+STEPS = ("gpt2_adamw", "dlrm_adagrad", "gpt2_sample", "bart_beam")
+FORWARD = (*RECIPES, "din", "mimi", *STEPS)
+TRAINED = (*(r for r in RECIPES if r != "mamba"), "din", *TRAIN_ONLY)
+RECIPES = (*RECIPES, *TRAIN_ONLY, "din", "mimi", *STEPS)  # every recipe
 
 
 def _tokens(vocab: int, seq: int = SEQ) -> torch.Tensor:
@@ -578,6 +597,50 @@ def granitemoe() -> tuple[nn.Module, dict[str, Any]]:
         num_experts_per_tok=2,
         output_router_logits=True,
     )
+
+
+def dinov2_registers() -> tuple[nn.Module, dict[str, Any]]:
+    """DINOv2 with registers (its 518-pixel position grid, 2 layers) on 224-pixel images: the position
+    embeddings resized by antialiased bicubic interpolation on every forward."""
+    from transformers import Dinov2WithRegistersConfig, Dinov2WithRegistersModel
+
+    _seeded()
+    cfg = Dinov2WithRegistersConfig(num_hidden_layers=2, image_size=518)
+    return Dinov2WithRegistersModel(cfg), {"pixel_values": torch.randn(BATCH, 3, IMAGE, IMAGE)}
+
+
+def yoso() -> tuple[nn.Module, dict[str, Any]]:
+    """YOSO: BERT with attention as the expected collision of LSH hashes (arccos of the angles)."""
+    from transformers import YosoConfig, YosoForMaskedLM
+
+    _seeded()
+    cfg = YosoConfig(vocab_size=32000, hidden_size=768, num_hidden_layers=2, num_attention_heads=12)
+    ids = _tokens(32000)
+    return YosoForMaskedLM(cfg), {"input_ids": ids, "labels": ids}
+
+
+def llava() -> tuple[nn.Module, dict[str, Any]]:
+    """A vision-language model: CLIP patch features projected into a decoder's embeddings at the image tokens
+    (masked_scatter), with the language-modelling loss."""
+    from transformers import CLIPVisionConfig, LlamaConfig, LlavaConfig, LlavaForConditionalGeneration
+
+    _seeded()
+    vision = CLIPVisionConfig(hidden_size=1024, intermediate_size=4096, num_hidden_layers=2, num_attention_heads=16)
+    vision.patch_size, vision.image_size = 14, IMAGE
+    text = LlamaConfig(
+        vocab_size=32064, hidden_size=1024, intermediate_size=2816, num_hidden_layers=2, num_attention_heads=16
+    )
+    patches = (IMAGE // 14) ** 2
+    cfg = LlavaConfig(vision_config=vision, text_config=text, image_token_index=32000, image_seq_length=patches)
+    text_ids = _tokens(32000, 64)
+    image = torch.full((BATCH, patches), 32000)
+    ids = torch.cat([text_ids[:, :8], image, text_ids[:, 8:]], dim=1)
+    return LlavaForConditionalGeneration(cfg), {
+        "input_ids": ids,
+        "pixel_values": torch.randn(BATCH, 3, IMAGE, IMAGE),
+        "labels": ids,
+        "use_cache": False,
+    }
 
 
 def _timm(name: str, **kwargs: Any) -> tuple[nn.Module, tuple[torch.Tensor]]:

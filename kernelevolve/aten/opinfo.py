@@ -59,7 +59,7 @@ ALIASES = {
     "im2col": ("nn.functional.unfold",),
     "col2im": ("nn.functional.unfold", "nn.functional.fold"),
     "_ctc_loss": ("nn.functional.ctc_loss",),
-    "nll_loss2d": ("nn.functional.nll_loss", "nn.functional.cross_entropy"),
+    "nll_loss2d_forward": ("nn.functional.nll_loss", "nn.functional.cross_entropy"),
     "nll_loss2d_backward": ("nn.functional.nll_loss", "nn.functional.cross_entropy"),
     "_prelu_kernel": ("nn.functional.prelu",),
     "_prelu_kernel_backward": ("nn.functional.prelu",),
@@ -67,6 +67,7 @@ ALIASES = {
     "log_sigmoid_forward": ("nn.functional.logsigmoid",),
     "log_sigmoid_backward": ("nn.functional.logsigmoid",),
     "_upsample_bicubic2d_aa": ("nn.functional.interpolate",),
+    "_euclidean_dist": ("cdist",),  # cdist with p=2 on the CPU
     "_upsample_bicubic2d_aa_backward": ("nn.functional.interpolate",),
     "clamp": ("clamp", "nn.functional.gaussian_nll_loss"),  # scalar bounds: clamp's own samples take tensors
     "clamp_min": ("clamp_min", "nn.functional.hinge_embedding_loss", "nn.functional.margin_ranking_loss"),

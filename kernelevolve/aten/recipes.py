@@ -102,15 +102,15 @@ TRAIN_ONLY = (
     "siglip",
     "esm",
     "seggpt",
-    "granitemoe",
     "dinov2_registers",
     "yoso",
     "llava",
     "dlrm_criteo",
+    "wide_deep",
 )
 # Whole steps as one forward (an optimiser's update, generation), traced forward only; and the others traced
 # forward only: mamba, whose reference selective scan (no mamba_ssm kernels on a CPU) takes minutes a step, mimi.
-STEPS = ("gpt2_adamw", "dlrm_adagrad", "gpt2_sample", "bart_beam")
+STEPS = ("gpt2_adamw", "gpt2_sample")
 FORWARD = (*RECIPES, "din", "mimi", *STEPS)
 TRAINED = (*(r for r in RECIPES if r != "mamba"), "din", *TRAIN_ONLY)
 RECIPES = (*RECIPES, *TRAIN_ONLY, "din", "mimi", *STEPS)  # every recipe
@@ -584,21 +584,6 @@ def seggpt() -> tuple[nn.Module, dict[str, Any]]:
     }
 
 
-def granitemoe() -> tuple[nn.Module, dict[str, Any]]:
-    """A mixture of experts with its load-balancing loss in the step (scatter_add, histc)."""
-    return _causal_lm(
-        "GraniteMoeConfig",
-        "GraniteMoeForCausalLM",
-        hidden_size=1024,
-        intermediate_size=512,
-        num_attention_heads=16,
-        num_key_value_heads=8,
-        num_local_experts=8,
-        num_experts_per_tok=2,
-        output_router_logits=True,
-    )
-
-
 def dinov2_registers() -> tuple[nn.Module, dict[str, Any]]:
     """DINOv2 with registers (its 518-pixel position grid, 2 layers) on 224-pixel images: the position
     embeddings resized by antialiased bicubic interpolation on every forward."""
@@ -790,6 +775,40 @@ def din() -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
     return DIN(), (history, lengths, candidate, torch.randint(0, 2, (batch,)).float())
 
 
+class WideDeep(nn.Module):
+    """Wide & Deep (Cheng et al., 2016) over raw features: missing dense values filled with zero, dense values
+    bucketized for the wide part beside a crossed feature (two ids hashed together: xor, then modulo), and the
+    deep part an MLP over the ids' embeddings and the log-transformed dense values; one click logit."""
+
+    def __init__(self, rows: int = 100_000, dense: int = 13, sparse: int = 26, dim: int = 16) -> None:
+        super().__init__()
+        self.rows = rows
+        self.register_buffer("borders", torch.logspace(0, 4, 31), persistent=False)  # 32 buckets per value
+        self.register_buffer("first", torch.arange(dense) * 32, persistent=False)
+        self.wide = nn.EmbeddingBag(dense * 32 + rows, 1, mode="sum")
+        self.embeddings = nn.Embedding(rows, dim)
+        self.deep = nn.Sequential(nn.Linear(sparse * dim + dense, 512), nn.ReLU(), nn.Linear(512, 256), nn.ReLU())
+        self.deep.append(nn.Linear(256, 1))
+
+    def forward(self, counts: torch.Tensor, ids: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+        counts = torch.nan_to_num(counts, nan=0.0)
+        buckets = torch.bucketize(counts, self.borders) + self.first
+        crossed = torch.bitwise_xor(ids[:, 0] * 1_000_003, ids[:, 1]).remainder(self.rows) + self.first[-1] + 32
+        wide = self.wide(torch.cat([buckets, crossed.unsqueeze(1)], dim=1)).squeeze(1)
+        hashed = self.embeddings(ids.remainder(self.rows)).flatten(1)
+        deep = self.deep(torch.cat([hashed, torch.log1p(counts.clamp_min(0))], dim=1)).squeeze(1)
+        return nn.functional.binary_cross_entropy_with_logits(wide + deep, labels)
+
+
+def wide_deep() -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
+    _seeded()
+    batch = 512
+    counts = torch.randint(-2, 10_000, (batch, 13)).float()
+    counts[torch.rand(batch, 13) < 0.1] = float("nan")  # missing values, as Criteo's
+    ids = torch.randint(0, 2**31 - 1, (batch, 26))
+    return WideDeep(), (counts, ids, torch.randint(0, 2, (batch,)).float())
+
+
 class OptimizerStep(nn.Module):
     """A whole training step as one forward: the model's loss, backward, gradient clipping and the optimiser's
     update (traced without --train: the step is inside). The tracer's warm-up call makes the optimiser's state,
@@ -817,12 +836,6 @@ def gpt2_adamw() -> tuple[nn.Module, dict[str, Any]]:
     return OptimizerStep(model, torch.optim.AdamW, lr=1e-4, weight_decay=0.01), inputs
 
 
-def dlrm_adagrad() -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
-    """dlrm's training step with Adagrad, the usual optimiser of recommendation models' embeddings."""
-    model, inputs = dlrm()
-    return OptimizerStep(model, torch.optim.Adagrad, lr=0.01), inputs
-
-
 class Generate(nn.Module):
     """Text generation with a key-value cache, 8 new tokens, as `generate` runs it with the given options (the
     decoding strategy: sampling's logits processors, beam search)."""
@@ -841,9 +854,3 @@ def gpt2_sample() -> tuple[nn.Module, tuple[torch.Tensor]]:
     model, inputs = gpt2()
     options = {"do_sample": True, "temperature": 0.8, "top_k": 50, "top_p": 0.9, "repetition_penalty": 1.3}
     return Generate(model, **options), (inputs["input_ids"],)
-
-
-def bart_beam() -> tuple[nn.Module, tuple[torch.Tensor]]:
-    """bart (a summariser's decoding): beam search over 4 beams with a length penalty."""
-    model, inputs = bart()
-    return Generate(model, num_beams=4, length_penalty=2.0, early_stopping=True), (inputs["input_ids"],)

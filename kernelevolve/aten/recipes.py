@@ -101,7 +101,6 @@ TRAIN_ONLY = (
     "speech_to_text",
     "siglip",
     "esm",
-    "seggpt",
     "dinov2_registers",
     "yoso",
     "llava",
@@ -567,21 +566,6 @@ def mimi() -> tuple[nn.Module, dict[str, Any]]:
     _seeded()
     cfg = MimiConfig(num_hidden_layers=2)
     return MimiModel(cfg), {"input_values": torch.randn(BATCH, 1, 24000)}
-
-
-def seggpt() -> tuple[nn.Module, dict[str, Any]]:
-    """In-context segmentation (SegGPT's hidden size, 4 layers) with its smooth-L1 loss on the masked half."""
-    from transformers import SegGptConfig, SegGptForImageSegmentation
-
-    _seeded()
-    cfg = SegGptConfig(num_hidden_layers=4, merge_index=0, intermediate_hidden_state_indices=[1, 2, 3])
-    image = (BATCH, 3, 448, 448)
-    return SegGptForImageSegmentation(cfg), {
-        "pixel_values": torch.randn(image),
-        "prompt_pixel_values": torch.randn(image),
-        "prompt_masks": torch.randn(image),
-        "labels": torch.randn(image),
-    }
 
 
 def dinov2_registers() -> tuple[nn.Module, dict[str, Any]]:

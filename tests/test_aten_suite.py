@@ -5,6 +5,9 @@ real evaluator; operators it cannot make say why in one line; the committed suit
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -62,7 +65,45 @@ def test_every_case_passes_against_aten_itself(cpu_evaluator, handful, tmp_path,
     result = cpu_evaluator.evaluate(problem, _candidate(tmp_path, op), trials=1, timed=False)
     assert result.status is Status.OK, result.reason
     module = exec_problem(problem.path)
-    assert len(result.cases) == len(shape_cases(module)) + len(check_cases(module))
+    assert len(result.cases) == len(shape_cases(module)) + len(check_cases(module, "cpu"))
+
+
+def test_generation_is_deterministic(handful, tmp_path):
+    """The same operators generated again in another process (another hash seed, other random states before it)
+    give the same files byte for byte: OpInfo samples are drawn from seeded generators, in a fixed order."""
+    out = tmp_path / "again"
+    script = (
+        "import random, sys, torch\n"
+        "import kernelevolve.aten.opinfo as o\n"
+        "o.SAMPLES_PER_OPINFO = 12\n"
+        "torch.manual_seed(12345); random.seed(678); torch.rand(1000)\n"
+        "from kernelevolve.cli import app\n"
+        "app(sys.argv[1:])\n"
+    )
+    ops = [a for op in reversed(HANDFUL) for a in ("--op", op)]
+    args = ["aten", "generate", "--traces", str(TRACES), "--out", str(out), "--launch-cost", str(out / "x"), *ops]
+    env = {**os.environ, "PYTHONHASHSEED": "4321"}
+    done = subprocess.run([sys.executable, "-c", script, *args], env=env, capture_output=True, text=True, cwd=ROOT)
+    assert done.returncode == 0, done.stderr[-2000:]
+    for op in HANDFUL:
+        folder = op.split("::")[1]
+        assert (out / folder / "problem.py").read_bytes() == (handful / folder / "problem.py").read_bytes(), op
+
+
+def test_half_precision_samples_are_gpu_check_cases(cpu_evaluator, handful, tmp_path):
+    """bfloat16 and float16 OpInfo samples are check cases that bind DTYPE and DEVICE_TYPES ['cuda']: listed in
+    the problem, left out on the cpu target."""
+    problem = load_problem(handful / "gelu.default" / "problem.py")
+    module = exec_problem(problem.path)
+    half = [c for c in check_cases(module) if "DTYPE" in c]
+    assert {c["DTYPE"] for c in half} == {"bfloat16", "float16"}
+    assert all(c["DEVICE_TYPES"] == ["cuda"] for c in half)
+    on_cpu = check_cases(module, "cpu")
+    assert on_cpu and not any("DTYPE" in c for c in on_cpu)
+    assert len(check_cases(module, "cuda")) == len(on_cpu) + len(half)
+    result = cpu_evaluator.evaluate(problem, _candidate(tmp_path, "aten::gelu.default"), trials=1, timed=False)
+    assert result.status is Status.OK, result.reason
+    assert len(result.cases) == len(shape_cases(module)) + len(on_cpu)
 
 
 def test_check_cases_are_judged_but_never_timed(cpu_evaluator, handful, tmp_path):

@@ -8,15 +8,16 @@ import copy
 import json
 import shutil
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import torch
-from torch.utils._pytree import tree_flatten
+from torch.utils._pytree import tree_flatten, tree_map
 
 from kernelevolve.aten.opinfo import candidates, op_db, packet, samples_for
 from kernelevolve.aten.select import category, excluded, functional_name, resolve, variants
-from kernelevolve.aten.spec import build_call, tensors_in
+from kernelevolve.aten.spec import build_call, contiguous, tensors_in
 
 TIMED_CALLS = 4  # traced calls timed per operator: the most called distinct shapes
 CLEAN_RUNS = 4  # draws of a call's inputs that must all run (runs_cleanly)
@@ -62,11 +63,19 @@ def load_traces(folder: Path) -> dict[str, Use]:
     return uses
 
 
+def device_layout(op: str, call: dict[str, Any]) -> dict[str, Any]:
+    """The call with the layouts any device's kernel is given. A backward operator is called by autograd, whose
+    formulas make several of its inputs contiguous on GPUs and not on the CPU (native_group_norm's passes a
+    gradient through as it is on the CPU, `.contiguous()` elsewhere), and their CUDA kernels rely on it; traces
+    and OpInfo samples are recorded on the CPU, so a backward operator's tensors are made contiguous."""
+    return contiguous(call) if "_backward" in op.split("::")[-1] else call
+
+
 def timed_calls(op: str, use: Use) -> list[dict[str, Any]]:
     """The most called traced calls with distinct tensor shapes, none complex (at most TIMED_CALLS)."""
     chosen, seen = [], set()
     for key, _ in sorted(use.calls.items(), key=lambda kv: -kv[1]):
-        call = json.loads(key)
+        call = device_layout(op, json.loads(key))
         shapes = json.dumps([(t["t"], t["dtype"]) for t in tensors_in(call)])
         complex_ = any("complex" in t["dtype"] for t in tensors_in(call))
         if shapes not in seen and tensors_in(call) and not complex_ and runs_cleanly(op, call):
@@ -77,15 +86,16 @@ def timed_calls(op: str, use: Use) -> list[dict[str, Any]]:
     return chosen
 
 
-def runs_cleanly(op: str, call: dict[str, Any]) -> bool:
+def runs_cleanly(op: str, call: dict[str, Any], dtype: torch.dtype | None = None) -> bool:
     """Whether the call, rebuilt from its spec, runs without raising and leaves its inputs as they were: a call
     whose recorded ranges cannot rebuild valid inputs (a target with an ignore index among its values) or that
-    writes its inputs (batch norm updating running statistics) is no problem's case."""
+    writes its inputs (batch norm updating running statistics) is no problem's case. With `dtype`, its floating
+    inputs are cast to it first, as the harness casts them for a case that binds DTYPE."""
     func = resolve(op)
     for seed in range(CLEAN_RUNS):  # values are drawn: a range that may give invalid inputs fails one draw
         torch.manual_seed(seed)
         try:
-            inputs = build_call(call)
+            inputs = build_call(call) if dtype is None else tree_map(partial(_cast, dtype=dtype), build_call(call))
             before = copy.deepcopy(inputs)
             with torch.no_grad():
                 func(*inputs[:-1], **inputs[-1])
@@ -98,6 +108,22 @@ def runs_cleanly(op: str, call: dict[str, Any]) -> bool:
         if not all(unchanged):
             return False
     return True
+
+
+def _cast(x: Any, dtype: torch.dtype) -> Any:
+    return x.to(dtype) if isinstance(x, torch.Tensor) and x.is_floating_point() else x
+
+
+def half_cases(op: str, checked: list[dict[str, Any]], dtypes: list[torch.dtype]) -> list[tuple[int, str]]:
+    """(index into the checked calls, dtype name) for each OpInfo call that also runs in a half-precision dtype
+    the operator's OpInfos declare for CUDA: GPU check cases (docs/aten.md, "Half precision"). Whether the call
+    runs in that dtype is tried on the CPU; one its CPU kernel lacks is left out."""
+    return [
+        (i, str(dtype).removeprefix("torch."))
+        for dtype in dtypes
+        for i, call in enumerate(checked)
+        if runs_cleanly(op, call, dtype)
+    ]
 
 
 def _tensors(tree: Any) -> list[torch.Tensor]:
@@ -150,17 +176,21 @@ def generate(traces: Path, out: Path, launch_cost: Path | None, only: list[str] 
             reasons[op] = f"launch-bound: at most {ratios[op]:.2f}x an empty kernel's launch at every traced shape"
     for op in kept:
         if op in samples and op not in reasons:
-            samples[op]["calls"] = [c for c in samples[op]["calls"] if runs_cleanly(op, c)]
+            laid_out = {json.dumps(device_layout(op, c)): None for c in samples[op]["calls"]}  # once each
+            samples[op]["calls"] = [c for c in map(json.loads, laid_out) if runs_cleanly(op, c)]
             if not (samples[op]["calls"] and timed_calls(op, uses[op])):
                 reasons[op] = "no traced call or no OpInfo sample runs as recorded (or each writes its inputs)"
+            else:
+                samples[op]["half_cases"] = half_cases(op, samples[op]["calls"], samples[op].get("half", []))
     if only and any(op in reasons for op in wanted):
         op = next(op for op in wanted if op in reasons)
         raise GenerateError(f"{op}: not a problem: {reasons[op]}")
     made = [op for op in kept if op not in reasons]
     _write_suite(out, made, uses, samples, keep_others=bool(only))
     if not only:
-        _write_manifest(out, made, uses, samples, reasons, launch_line)
-        _write_readme(out, made, uses, reasons, launch_line)
+        unmeasured = sorted(op for op in made if ratios and op not in ratios)
+        _write_manifest(out, made, uses, samples, reasons, (launch_line, unmeasured))
+        _write_readme(out, made, uses, reasons, (launch_line, unmeasured))
     left = f", {len(reasons)} operators left out (see operators.json)" if not only else ""
     return [launch_line, f"{len(made)} problems under {out}{left}"]
 
@@ -188,7 +218,8 @@ def problem_source(op: str, use: Use, sample: dict[str, Any]) -> str:
         "",
         f"Timed on the {len(timed)} most called distinct traced calls (SHAPE_CASES); checked on those and on "
         f"{len(checked)} calls",
-        f"that OpInfo samples ({', '.join(sample['opinfos'])}) make (CHECK_CASES). Traced in: "
+        f"that OpInfo samples ({', '.join(sample['opinfos'])}) make (CHECK_CASES), and on GPUs on "
+        f"{len(sample.get('half_cases', []))} of those again in bfloat16 or float16. Traced in: "
         f"{', '.join(sorted(use.models))}.",
         "The inputs are the call's positional arguments, then its keyword arguments as one dict (docs/aten.md).",
         '"""',
@@ -205,7 +236,11 @@ def problem_source(op: str, use: Use, sample: dict[str, Any]) -> str:
         "",
         "CASE = 0",
         f"SHAPE_CASES = {[{'CASE': i} for i in range(len(timed))]!r}",
-        f"CHECK_CASES = {[{'CASE': i} for i in range(len(timed), len(calls))]!r}",
+        "DTYPE = torch.float32",
+        "DEVICE_TYPES = None  # every device; a half-precision check case binds ['cuda']",
+        "CHECK_CASES = [",
+        *(f"    {case!r}," for case in check_case_list(len(timed), len(calls), sample.get("half_cases", []))),
+        "]",
         "CALLS = [",
         *(f"    {json_to_python(c)}," for c in calls),
         "]",
@@ -228,14 +263,26 @@ def problem_source(op: str, use: Use, sample: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def check_case_list(first: int, end: int, half: list[tuple[int, str]]) -> list[dict[str, Any]]:
+    """CHECK_CASES: the OpInfo calls (CALLS[first:end]) in float32 on every device, then those that also run in
+    half precision in that dtype, on GPUs only (docs/aten.md, "Half precision")."""
+    floats: list[dict[str, Any]] = [{"CASE": i} for i in range(first, end)]
+    return floats + [{"CASE": first + i, "DTYPE": dtype, "DEVICE_TYPES": ["cuda"]} for i, dtype in half]
+
+
 def json_to_python(value: Any) -> str:
     """A JSON value as a Python literal (True/False/None, not true/false/null)."""
     return repr(value)
 
 
-def _write_manifest(out: Path, made: list[str], uses: dict[str, Use], samples: dict, reasons: dict, line: str) -> None:
+def _write_manifest(
+    out: Path, made: list[str], uses: dict[str, Use], samples: dict, reasons: dict, launch: tuple[str, list[str]]
+) -> None:
+    """operators.json: each operator made, and each left out with the reason; `launch` is the launch-cost line
+    and the operators made that the launch-cost file has not measured (kept until it is measured again)."""
     manifest = {
-        "launch_cost": line,
+        "launch_cost": launch[0],
+        "launch_cost_unmeasured": launch[1],
         "operators": {
             op: {
                 "category": category(op),
@@ -251,8 +298,11 @@ def _write_manifest(out: Path, made: list[str], uses: dict[str, Use], samples: d
     (out / "operators.json").write_text(json.dumps(manifest, indent=1) + "\n")
 
 
-def _write_readme(out: Path, made: list[str], uses: dict[str, Use], reasons: dict[str, str], line: str) -> None:
+def _write_readme(
+    out: Path, made: list[str], uses: dict[str, Use], reasons: dict[str, str], launch: tuple[str, list[str]]
+) -> None:
     """suites/aten/README.md: the operators by category, with the models that call them and their shares."""
+    line, unmeasured = launch
     by_category: dict[str, list[str]] = {}
     for op in made:
         by_category.setdefault(category(op), []).append(op)
@@ -265,6 +315,15 @@ def _write_readme(out: Path, made: list[str], uses: dict[str, Use], reasons: dic
         f"`operators.json` lists them and the {len(reasons)} traced operators left out, each with the reason.",
         f"By category: {counts}. {line[0].upper() + line[1:]}.",
         "",
+    ]
+    if unmeasured:
+        names = ", ".join(f"`{op}`" for op in unmeasured)
+        lines += [
+            f"Not measured by the launch-cost filter ({len(unmeasured)}, traced since it ran; kept until "
+            f"`benchmarks/aten_launch_cost.py` runs again on a GPU): {names}.",
+            "",
+        ]
+    lines += [
         "| operator | category | largest share of a traced step | traced in |",
         "| --- | --- | --- | --- |",
     ]

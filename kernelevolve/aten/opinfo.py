@@ -8,20 +8,25 @@ operators takes seconds, not the minutes of the whole database.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import os
-from collections.abc import Iterable
+import random
+import zlib
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import torch
 
+from kernelevolve.aten.select import functional_name
 from kernelevolve.aten.spec import tensors_in
 from kernelevolve.aten.trace import RecordingMode
 
 SAMPLES_PER_OPINFO = 48  # reference inputs run per OpInfo
 SAMPLES_PER_OPERATOR = 24  # distinct calls kept per operator
 NONCONTIGUOUS = 4  # samples also run in non-contiguous layouts (OpInfo's SampleInput.noncontiguous)
+HALF = (torch.bfloat16, torch.float16)  # the half-precision dtypes whose samples are GPU check cases
 
 # ATen operator stems the OpInfo names do not say (the OpInfo whose samples reach them).
 ALIASES = {
@@ -54,6 +59,18 @@ ALIASES = {
     "im2col": ("nn.functional.unfold",),
     "col2im": ("nn.functional.unfold", "nn.functional.fold"),
     "_ctc_loss": ("nn.functional.ctc_loss",),
+    "nll_loss2d_forward": ("nn.functional.nll_loss", "nn.functional.cross_entropy"),
+    "nll_loss2d_backward": ("nn.functional.nll_loss", "nn.functional.cross_entropy"),
+    "_prelu_kernel": ("nn.functional.prelu",),
+    "_prelu_kernel_backward": ("nn.functional.prelu",),
+    "log_sigmoid": ("nn.functional.logsigmoid",),
+    "log_sigmoid_forward": ("nn.functional.logsigmoid",),
+    "log_sigmoid_backward": ("nn.functional.logsigmoid",),
+    "_upsample_bicubic2d_aa": ("nn.functional.interpolate",),
+    "_euclidean_dist": ("cdist",),  # cdist with p=2 on the CPU
+    "_upsample_bicubic2d_aa_backward": ("nn.functional.interpolate",),
+    "clamp": ("clamp", "nn.functional.gaussian_nll_loss"),  # scalar bounds: clamp's own samples take tensors
+    "clamp_min": ("clamp_min", "nn.functional.hinge_embedding_loss", "nn.functional.margin_ranking_loss"),
     "_ctc_loss_backward": ("nn.functional.ctc_loss",),
 }
 
@@ -144,25 +161,38 @@ def _samples(info: Any) -> list[Any]:
     dtype = next((d for d in (torch.float32, torch.int64, torch.bool, torch.int32) if d in supported), None)
     if dtype is None:
         return []
-    torch.manual_seed(0)
     grad = bool(info.supports_autograd) and dtype.is_floating_point
-    try:
-        return list(itertools.islice(info.reference_inputs("cpu", dtype, requires_grad=grad), SAMPLES_PER_OPINFO))
+    kept: list[Any] = []
+    try:  # a sample function that fails part-way (an integer sample asked for a gradient) keeps what it made
+        for sample in itertools.islice(info.reference_inputs("cpu", dtype, requires_grad=grad), SAMPLES_PER_OPINFO):
+            kept.append(sample)
     except Exception:  # noqa: BLE001 - a sample function that cannot run here
-        return []
+        pass
+    return kept
 
 
-def samples_for(operators: Iterable[str], db: list[Any] | None = None) -> dict[str, dict[str, Any]]:
-    """{operator: {"opinfos": [names], "calls": [call specs]}} for each operator some OpInfo sample reaches."""
-    wanted = set(operators)
-    db = op_db() if db is None else db
-    chosen = candidates(wanted, db)
-    infos = list({id(i): i for found in chosen.values() for i in found}.values())
-    calls: dict[str, dict[str, None]] = {}
-    sources: dict[str, set[str]] = {}
-    for info in infos:
+@contextlib.contextmanager
+def seeded(info: Any) -> Iterator[None]:
+    """torch's and Python's random generators seeded from the OpInfo's name for what runs inside, and restored
+    after: its samples (shapes and values) and the gradients drawn for them are the same in every run, whatever
+    ran before (docs/aten.md, "Selection")."""
+    seed = zlib.crc32(f"{info.name}.{getattr(info, 'variant_test_name', '')}".encode())
+    state = random.getstate()
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        random.seed(seed)
+        try:
+            yield
+        finally:
+            random.setstate(state)
+
+
+def _record(info: Any) -> RecordingMode:
+    """Every ATen call the OpInfo's samples make, forward and backward, then the first few again laid out
+    non-contiguously."""
+    mode = RecordingMode(keep_values=True)
+    with seeded(info):
         samples = _samples(info)
-        mode = RecordingMode(keep_values=True)
         for sample in samples:
             _run_sample(info, sample, mode)
         for sample in samples[:NONCONTIGUOUS]:  # the same values in non-contiguous layouts
@@ -171,12 +201,48 @@ def samples_for(operators: Iterable[str], db: list[Any] | None = None) -> dict[s
             except Exception:  # noqa: BLE001 - a sample with arguments that have no such layout
                 continue
             _run_sample(info, sample, mode)
-        for name, signatures in mode.recording.signatures.items():
+    return mode
+
+
+def samples_for(operators: Iterable[str], db: list[Any] | None = None) -> dict[str, dict[str, Any]]:
+    """{operator: {"opinfos": [names], "calls": [call specs]}} for each operator some OpInfo sample reaches.
+    The OpInfos run in the database's order, each seeded from its name, so that the calls (and their order) are
+    the same in every run."""
+    wanted = set(operators)
+    db = op_db() if db is None else db
+    chosen = candidates(sorted(wanted), db)
+    position = {id(info): k for k, info in enumerate(db)}
+    found_infos = {id(i): i for found in chosen.values() for i in found}
+    infos = sorted(found_infos.values(), key=lambda i: position.get(id(i), len(db)))
+    calls: dict[str, dict[str, None]] = {}
+    sources: dict[str, set[str]] = {}
+    half: dict[str, set[torch.dtype]] = {}
+    for info in infos:
+        mode = _record(info)
+        for recorded, signatures in mode.recording.signatures.items():
+            name = functional_name(recorded)  # an in-place or out= call is a sample of its functional form
             if name in wanted:
                 for signature in signatures:
                     calls.setdefault(name, {})[signature] = None
                 sources.setdefault(name, set()).add(info.name)
-    return {op: {"opinfos": sorted(sources[op]), "calls": pick(list(found))} for op, found in calls.items()}
+                half.setdefault(name, set()).update(gpu_half_dtypes(info))
+    return {
+        op: {
+            "opinfos": sorted(sources[op]),
+            "calls": pick(list(found)),
+            "half": [d for d in HALF if d in half[op]],
+        }
+        for op, found in calls.items()
+    }
+
+
+def gpu_half_dtypes(info: Any) -> set[torch.dtype]:
+    """The half-precision dtypes the OpInfo declares its operator supports on CUDA (read from the database, no
+    GPU needed)."""
+    try:
+        return set(HALF) & set(info.supported_dtypes("cuda"))
+    except Exception:  # noqa: BLE001 - an OpInfo without a CUDA entry
+        return set()
 
 
 def pick(signatures: list[str]) -> list[dict[str, Any]]:

@@ -145,3 +145,14 @@ def tensors_in(spec: Any) -> list[dict[str, Any]]:
     if isinstance(spec, dict):
         return [t for v in spec.values() for t in tensors_in(v)]
     return []
+
+
+def contiguous(spec: Any) -> Any:
+    """The spec with every tensor in the contiguous layout (its stride and offset dropped)."""
+    if _is_tensor_spec(spec):
+        return {k: v for k, v in spec.items() if k not in ("stride", "offset")}
+    if isinstance(spec, list):
+        return [contiguous(s) for s in spec]
+    if isinstance(spec, dict):
+        return {k: contiguous(v) for k, v in spec.items()}
+    return spec

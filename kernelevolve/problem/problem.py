@@ -200,11 +200,25 @@ def shape_cases(module: types.ModuleType) -> list[dict[str, Any]]:
     return _cases(module, "SHAPE_CASES", cases, allow_empty=False)
 
 
-def check_cases(module: types.ModuleType) -> list[dict[str, Any]]:
+def check_cases(module: types.ModuleType, device_type: str | None = None) -> list[dict[str, Any]]:
     """The problem's CHECK_CASES: cases judged for correctness like shape cases, never timed (an operator's edge
-    cases: odd layouts, empty tensors, scalars; docs/cli.md, "Problems and candidates"). [] without it."""
+    cases: odd layouts, empty tensors, scalars, half precision; docs/cli.md, "Problems and candidates"). [] without
+    it. With `device_type` ('cpu', 'cuda'), only those for that device: a case that binds DEVICE_TYPES to a list
+    without it (a half-precision sample on a GPU) is left out."""
     cases = getattr(module, "CHECK_CASES", None)
-    return [] if cases is None else _cases(module, "CHECK_CASES", cases, allow_empty=True)
+    cases = [] if cases is None else _cases(module, "CHECK_CASES", cases, allow_empty=True)
+    if device_type is None:
+        return cases
+    every = getattr(module, "DEVICE_TYPES", None)
+    return [c for c in cases if _for_device(module, c.get("DEVICE_TYPES", every), device_type)]
+
+
+def _for_device(module: types.ModuleType, device_types: Any, device_type: str) -> bool:
+    if device_types is None:
+        return True
+    if not isinstance(device_types, (list, tuple)) or not all(isinstance(d, str) for d in device_types):
+        raise ProblemError(f"{module.__file__}: DEVICE_TYPES must be None or a list of device types, e.g. ['cuda']")
+    return device_type in device_types
 
 
 def _cases(module: types.ModuleType, name: str, cases: Any, allow_empty: bool) -> list[dict[str, Any]]:

@@ -100,7 +100,7 @@ def check_case(pc: PreparedCase, key: int, g: Guard, cr: CaseResult) -> tuple[An
     merged verdict and the seconds of the first call (which includes JIT compilation). Raises CandidateFailure for
     a rejection or a failed call. KernelBench's own verdict on the given inputs goes to `cr` as soon as it is
     known."""
-    model = g.host.model(key, pc, g.dtype)
+    model = g.host.model(key, pc, pc.dtype)
     verdict = Comparison(True)
     first_call_s = 0.0
     for i, trial in enumerate(pc.trials):

@@ -88,7 +88,7 @@ def time_case(
     if g.host.measures:
         with g.part("pass"):
             with g.part("pass.reference"):
-                g.host.baselines(model, pc, g.dtype)
+                g.host.baselines(model, pc, pc.dtype)
             series = g.host.measure(model, pc, copy_floor, timer.config)
         stats, host, graphs, outputs = series.stats, series.host, series.graphs, series.last
         theirs = {name: st.median_ms for name, st in stats.items() if name in ("eager", "compile")}
@@ -116,7 +116,7 @@ def time_case(
             if pc.compiled is not None:
                 fns["compile"] = lambda inp, c=pc.compiled: c(*inp)
         else:  # the baselines are timed in the candidate's process too, by the same clock
-            fns = {**g.host.baselines(model, pc, g.dtype), "candidate": g.host.timed_fn(model)}
+            fns = {**g.host.baselines(model, pc, pc.dtype), "candidate": g.host.timed_fn(model)}
             sampler = sampled.TimedSampler(pc, g, fns)
         copy = copy_of(pc.min_bytes, timer.device) if copy_floor else None
         before = sampler.before if sampler is not None else None

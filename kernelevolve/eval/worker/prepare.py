@@ -30,6 +30,7 @@ from kernelevolve.problem.inputs import (
     build_inputs,
     build_model,
     out_of_memory,
+    problem_dtype,
 )
 from kernelevolve.problem.problem import (
     ProblemError,
@@ -115,6 +116,7 @@ class PreparedCase:
     # case bound): the judge's proof block on a GPU (eval/worker/proof.py) needs more than the held-back sets.
     fresh: Callable[[int], list[tuple[Any, Any]]] | None = None
     timed: bool = True  # False: one of the problem's CHECK_CASES, judged for correctness alone
+    dtype: torch.dtype = torch.float32  # the case's floating dtype: the problem's DTYPE as the case binds it
 
     def judge(self, out: Any, trial: Trial) -> Comparison:
         return self.criterion.check(out, trial.reference, oracle=trial.oracle)
@@ -178,21 +180,23 @@ def prepare(
     clock: LoadClock | None = None,
 ) -> list[PreparedCase]:
     """Every shape case of the problem, each with at least one trial; reference outputs for the timing sets
-    only when the candidate will be timed. CHECK_CASES follow, with trials alone (never timed)."""
+    only when the candidate will be timed. CHECK_CASES for this device follow, with trials alone (never timed).
+    `dtype` is the problem's DTYPE; a case that binds DTYPE (a check case in half precision) runs in its own."""
     clock = clock or LoadClock(device)
     cases = shape_cases(module)
     n_timed = len(cases)
-    cases += check_cases(module)
+    cases += check_cases(module, device.type)
     defaults = case_defaults(module, cases)
     distributions = allowed_distributions(module)
-    criterion = criterion_for(job, module, dtype)
-    if criterion.rule == "kernelbench":
+    if criterion_for(job, module, dtype).rule == "kernelbench":
         distributions = ("given",)  # KernelBench judges get_inputs() alone
     prepared: list[PreparedCase] = []
     for ci, case in enumerate(cases):
         report(f"reference case {ci}")
         timed_case = ci < n_timed
         bind_case(module, case, defaults)
+        dtype = problem_dtype(module)
+        criterion = criterion_for(job, module, dtype)
         init = build_init_inputs(module)
         param_seed = rng.getrandbits(62)
         try:
@@ -217,7 +221,7 @@ def prepare(
         pc = PreparedCase(
             case, _shape_of(module, case), init, param_seed, criterion, ref_model, trials, timing_sets, notes=notes
         )
-        pc.memory, pc.timed = plan, timed_case
+        pc.memory, pc.timed, pc.dtype = plan, timed_case, dtype
         pc.set_budgets = _set_budgets(trials)
         pc.out_sizes, pc.ref_aliases_input, pc.min_bytes = first["out_sizes"], first["aliases"], first["min_bytes"]
         maxima = [m for m in (_max_abs(t.reference) for t in trials) if m is not None]

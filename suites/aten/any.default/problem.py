@@ -1,7 +1,7 @@
 """aten::any.default: the ATen operator, called as the traced models call it.
 
-Timed on the 2 most called distinct traced calls (SHAPE_CASES); checked on those and on 5 calls
-that OpInfo samples (any) make (CHECK_CASES). Traced in: kernelevolve.aten.recipes:convbert (forward), kernelevolve.aten.recipes:convbert (train), kernelevolve.aten.recipes:deberta (forward), kernelevolve.aten.recipes:deberta (train), kernelevolve.aten.recipes:longformer (forward), kernelevolve.aten.recipes:longformer (train).
+Timed on the 4 most called distinct traced calls (SHAPE_CASES); checked on those and on 8 calls
+that OpInfo samples (any, nn.functional.gaussian_nll_loss) make (CHECK_CASES), and on GPUs on 16 of those again in bfloat16 or float16. Traced in: kernelevolve.aten.recipes:convbert (forward), kernelevolve.aten.recipes:convbert (train), kernelevolve.aten.recipes:deberta (forward), kernelevolve.aten.recipes:deberta (train), kernelevolve.aten.recipes:gpt2_sample (forward), kernelevolve.aten.recipes:longformer (forward), kernelevolve.aten.recipes:longformer (train), kernelevolve.aten.recipes:yoso (train).
 The inputs are the call's positional arguments, then its keyword arguments as one dict (docs/aten.md).
 """
 
@@ -13,19 +13,51 @@ from kernelevolve.aten.spec import build_call
 
 ATEN_OPERATOR = 'aten::any.default'
 ATEN_VARIANTS = ['aten::any.all_out']
-TRACED_SHARE = 2.9e-05  # its largest share of a traced step's time
+TRACED_SHARE = 2.4e-05  # its largest share of a traced step's time
 
 CASE = 0
-SHAPE_CASES = [{'CASE': 0}, {'CASE': 1}]
-CHECK_CASES = [{'CASE': 2}, {'CASE': 3}, {'CASE': 4}, {'CASE': 5}, {'CASE': 6}]
+SHAPE_CASES = [{'CASE': 0}, {'CASE': 1}, {'CASE': 2}, {'CASE': 3}]
+DTYPE = torch.float32
+DEVICE_TYPES = None  # every device; a half-precision check case binds ['cuda']
+CHECK_CASES = [
+    {'CASE': 4},
+    {'CASE': 5},
+    {'CASE': 6},
+    {'CASE': 7},
+    {'CASE': 8},
+    {'CASE': 9},
+    {'CASE': 10},
+    {'CASE': 11},
+    {'CASE': 4, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 5, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 6, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 7, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 8, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 9, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 10, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 11, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 4, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 5, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 6, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 7, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 8, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 9, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 10, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 11, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+]
 CALLS = [
     {'args': [{'t': [2, 2], 'dtype': 'bool', 'range': [0, 0]}], 'kwargs': {}},
+    {'args': [{'t': [1], 'dtype': 'bool', 'range': [0, 0]}], 'kwargs': {}},
     {'args': [{'t': [512], 'dtype': 'bool', 'range': [0, 0]}], 'kwargs': {}},
+    {'args': [{'t': [2], 'dtype': 'bool', 'range': [0, 0]}], 'kwargs': {}},
     {'args': [{'t': [], 'dtype': 'float32', 'offset': 1, 'range': [-8.478373527526855, -8.478373527526855]}], 'kwargs': {}},
     {'args': [{'t': [], 'dtype': 'float32', 'range': [-8.478373527526855, -8.478373527526855]}], 'kwargs': {}},
     {'args': [{'t': [2], 'dtype': 'float32', 'range': [-8.478373527526855, -1.765825867652893], 'sorted': True}], 'kwargs': {}},
     {'args': [{'t': [3, 5], 'dtype': 'float32', 'range': [-8.478373527526855, 5.774446487426758]}], 'kwargs': {}},
     {'args': [{'t': [3, 2, 1, 2], 'dtype': 'float32', 'range': [-8.478373527526855, 5.106744766235352]}], 'kwargs': {}},
+    {'args': [{'t': [5], 'dtype': 'bool', 'values': [False, False, False, False, False]}], 'kwargs': {}},
+    {'args': [{'t': [1], 'dtype': 'bool', 'values': [False]}], 'kwargs': {}},
+    {'args': [{'t': [], 'dtype': 'bool', 'values': [False]}], 'kwargs': {}},
 ]
 
 

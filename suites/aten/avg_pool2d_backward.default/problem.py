@@ -1,7 +1,7 @@
 """aten::avg_pool2d_backward.default: the ATen operator, called as the traced models call it.
 
 Timed on the 4 most called distinct traced calls (SHAPE_CASES); checked on those and on 11 calls
-that OpInfo samples (nn.functional.avg_pool2d) make (CHECK_CASES). Traced in: kernelevolve.aten.recipes:botnet (train), kernelevolve.aten.recipes:coatnet (train), kernelevolve.aten.recipes:densenet121 (train), kernelevolve.aten.recipes:funnel (train), kernelevolve.aten.recipes:inception_v3 (train), kernelevolve.aten.recipes:nf_resnet (train), kernelevolve.aten.recipes:poolformer (train), kernelevolve.aten.recipes:res2net (train), kernelevolve.aten.recipes:tresnet (train), kernelevolve.aten.recipes:volo (train).
+that OpInfo samples (nn.functional.avg_pool2d) make (CHECK_CASES), and on GPUs on 22 of those again in bfloat16 or float16. Traced in: kernelevolve.aten.recipes:botnet (train), kernelevolve.aten.recipes:coatnet (train), kernelevolve.aten.recipes:densenet121 (train), kernelevolve.aten.recipes:funnel (train), kernelevolve.aten.recipes:inception_v3 (train), kernelevolve.aten.recipes:nf_resnet (train), kernelevolve.aten.recipes:poolformer (train), kernelevolve.aten.recipes:res2net (train), kernelevolve.aten.recipes:tresnet (train), kernelevolve.aten.recipes:volo (train).
 The inputs are the call's positional arguments, then its keyword arguments as one dict (docs/aten.md).
 """
 
@@ -17,16 +17,52 @@ TRACED_SHARE = 0.065183  # its largest share of a traced step's time
 
 CASE = 0
 SHAPE_CASES = [{'CASE': 0}, {'CASE': 1}, {'CASE': 2}, {'CASE': 3}]
-CHECK_CASES = [{'CASE': 4}, {'CASE': 5}, {'CASE': 6}, {'CASE': 7}, {'CASE': 8}, {'CASE': 9}, {'CASE': 10}, {'CASE': 11}, {'CASE': 12}, {'CASE': 13}, {'CASE': 14}]
+DTYPE = torch.float32
+DEVICE_TYPES = None  # every device; a half-precision check case binds ['cuda']
+CHECK_CASES = [
+    {'CASE': 4},
+    {'CASE': 5},
+    {'CASE': 6},
+    {'CASE': 7},
+    {'CASE': 8},
+    {'CASE': 9},
+    {'CASE': 10},
+    {'CASE': 11},
+    {'CASE': 12},
+    {'CASE': 13},
+    {'CASE': 14},
+    {'CASE': 4, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 5, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 6, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 7, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 8, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 9, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 10, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 11, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 12, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 13, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 14, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 4, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 5, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 6, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 7, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 8, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 9, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 10, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 11, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 12, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 13, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 14, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+]
 CALLS = [
     {'args': [{'t': [2, 512, 7, 7], 'dtype': 'float32', 'range': [0.0, 0.0], 'sorted': True}, {'t': [2, 512, 14, 14], 'dtype': 'float32', 'range': [-1.8051295280456543, 1.8213999271392822]}, [2, 2], [2, 2], [0, 0], False, True, None], 'kwargs': {}},
-    {'args': [{'t': [2, 384, 7, 7], 'dtype': 'float32', 'stride': [18816, 1, 2688, 384], 'range': [-1.1700559298333246e-05, 1.075853651855141e-05]}, {'t': [2, 384, 14, 14], 'dtype': 'float32', 'stride': [75264, 1, 5376, 384], 'range': [-4.19344425201416, 4.4661359786987305]}, [2, 2], [2, 2], [0, 0], False, True, None], 'kwargs': {}},
-    {'args': [{'t': [2, 192, 14, 14], 'dtype': 'float32', 'stride': [37632, 1, 2688, 192], 'range': [-4.396601070766337e-06, 5.307330411596922e-06]}, {'t': [2, 192, 28, 28], 'dtype': 'float32', 'stride': [150528, 1, 5376, 192], 'range': [-4.203066825866699, 4.171712398529053]}, [2, 2], [2, 2], [0, 0], False, True, None], 'kwargs': {}},
+    {'args': [{'t': [2, 384, 7, 7], 'dtype': 'float32', 'range': [-1.1700559298333246e-05, 1.075853651855141e-05]}, {'t': [2, 384, 14, 14], 'dtype': 'float32', 'range': [-4.19344425201416, 4.4661359786987305]}, [2, 2], [2, 2], [0, 0], False, True, None], 'kwargs': {}},
+    {'args': [{'t': [2, 192, 14, 14], 'dtype': 'float32', 'range': [-4.396601070766337e-06, 5.307330411596922e-06]}, {'t': [2, 192, 28, 28], 'dtype': 'float32', 'range': [-4.203066825866699, 4.171712398529053]}, [2, 2], [2, 2], [0, 0], False, True, None], 'kwargs': {}},
     {'args': [{'t': [2, 96, 28, 28], 'dtype': 'float32', 'range': [-5.74149344174657e-05, 6.963891064515337e-05]}, {'t': [2, 96, 56, 56], 'dtype': 'float32', 'range': [-0.27846455574035645, 5.307621479034424]}, [2, 2], [2, 2], [0, 0], False, True, None], 'kwargs': {}},
-    {'args': [{'t': [1, 3, 9, 9], 'dtype': 'float32', 'range': [-2.9903576374053955, 2.7992658615112305]}, {'t': [1, 3, 9, 9], 'dtype': 'float32', 'stride': [486, 162, 18, 2], 'offset': 1, 'range': [-8.97458267211914, 8.963968276977539]}, [3, 3], [1, 1], [1, 1], True, False, 2], 'kwargs': {}},
-    {'args': [{'t': [1, 3, 5, 4], 'dtype': 'float32', 'range': [-2.158076763153076, 1.7572243213653564]}, {'t': [1, 3, 9, 9], 'dtype': 'float32', 'stride': [486, 162, 18, 2], 'offset': 1, 'range': [-8.97458267211914, 8.963968276977539]}, [4, 4], [2, 3], [1, 1], True, False, 2], 'kwargs': {}},
-    {'args': [{'t': [1, 3, 4, 4], 'dtype': 'float32', 'range': [-2.233125686645508, 1.9731731414794922]}, {'t': [1, 3, 9, 9], 'dtype': 'float32', 'stride': [486, 162, 18, 2], 'offset': 1, 'range': [-8.97458267211914, 8.963968276977539]}, [6, 6], [3, 3], [2, 3], True, True, 2], 'kwargs': {}},
-    {'args': [{'t': [2, 3, 9, 9], 'dtype': 'float32', 'range': [-3.272239923477173, 3.0271542072296143]}, {'t': [2, 3, 9, 9], 'dtype': 'float32', 'stride': [486, 162, 18, 2], 'offset': 1, 'range': [-8.988519668579102, 8.963968276977539]}, [3, 3], [1, 1], [1], True, False, 2], 'kwargs': {}},
+    {'args': [{'t': [1, 3, 9, 9], 'dtype': 'float32', 'range': [-2.9903576374053955, 2.7992658615112305]}, {'t': [1, 3, 9, 9], 'dtype': 'float32', 'range': [-8.97458267211914, 8.963968276977539]}, [3, 3], [1, 1], [1, 1], True, False, 2], 'kwargs': {}},
+    {'args': [{'t': [1, 3, 5, 4], 'dtype': 'float32', 'range': [-2.158076763153076, 1.7572243213653564]}, {'t': [1, 3, 9, 9], 'dtype': 'float32', 'range': [-8.97458267211914, 8.963968276977539]}, [4, 4], [2, 3], [1, 1], True, False, 2], 'kwargs': {}},
+    {'args': [{'t': [1, 3, 4, 4], 'dtype': 'float32', 'range': [-2.233125686645508, 1.9731731414794922]}, {'t': [1, 3, 9, 9], 'dtype': 'float32', 'range': [-8.97458267211914, 8.963968276977539]}, [6, 6], [3, 3], [2, 3], True, True, 2], 'kwargs': {}},
+    {'args': [{'t': [2, 3, 9, 9], 'dtype': 'float32', 'range': [-3.272239923477173, 3.0271542072296143]}, {'t': [2, 3, 9, 9], 'dtype': 'float32', 'range': [-8.988519668579102, 8.963968276977539]}, [3, 3], [1, 1], [1], True, False, 2], 'kwargs': {}},
     {'args': [{'t': [1, 3, 9, 9], 'dtype': 'float32', 'range': [-2.1833977699279785, 2.6616761684417725]}, {'t': [1, 3, 9, 9], 'dtype': 'float32', 'range': [-8.97458267211914, 8.963968276977539]}, [3, 3], [1, 1], [1, 1], True, False, 2], 'kwargs': {}},
     {'args': [{'t': [1, 3, 5, 4], 'dtype': 'float32', 'range': [-2.3561413288116455, 2.2993721961975098]}, {'t': [1, 3, 9, 9], 'dtype': 'float32', 'range': [-8.97458267211914, 8.963968276977539]}, [4, 4], [2, 3], [1, 1], True, False, 2], 'kwargs': {}},
     {'args': [{'t': [1, 3, 4, 4], 'dtype': 'float32', 'range': [-2.767547130584717, 2.764024257659912]}, {'t': [1, 3, 9, 9], 'dtype': 'float32', 'range': [-8.97458267211914, 8.963968276977539]}, [6, 6], [3, 3], [2, 3], True, True, 2], 'kwargs': {}},

@@ -1,7 +1,7 @@
 """aten::baddbmm.default: the ATen operator, called as the traced models call it.
 
 Timed on the 1 most called distinct traced calls (SHAPE_CASES); checked on those and on 11 calls
-that OpInfo samples (baddbmm) make (CHECK_CASES). Traced in: kernelevolve.aten.recipes:bloom (forward), kernelevolve.aten.recipes:bloom (train).
+that OpInfo samples (baddbmm) make (CHECK_CASES), and on GPUs on 22 of those again in bfloat16 or float16. Traced in: kernelevolve.aten.recipes:bloom (forward), kernelevolve.aten.recipes:bloom (train).
 The inputs are the call's positional arguments, then its keyword arguments as one dict (docs/aten.md).
 """
 
@@ -17,7 +17,43 @@ TRACED_SHARE = 0.006282  # its largest share of a traced step's time
 
 CASE = 0
 SHAPE_CASES = [{'CASE': 0}]
-CHECK_CASES = [{'CASE': 1}, {'CASE': 2}, {'CASE': 3}, {'CASE': 4}, {'CASE': 5}, {'CASE': 6}, {'CASE': 7}, {'CASE': 8}, {'CASE': 9}, {'CASE': 10}, {'CASE': 11}]
+DTYPE = torch.float32
+DEVICE_TYPES = None  # every device; a half-precision check case binds ['cuda']
+CHECK_CASES = [
+    {'CASE': 1},
+    {'CASE': 2},
+    {'CASE': 3},
+    {'CASE': 4},
+    {'CASE': 5},
+    {'CASE': 6},
+    {'CASE': 7},
+    {'CASE': 8},
+    {'CASE': 9},
+    {'CASE': 10},
+    {'CASE': 11},
+    {'CASE': 1, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 2, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 3, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 4, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 5, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 6, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 7, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 8, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 9, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 10, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 11, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 1, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 2, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 3, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 4, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 5, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 6, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 7, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 8, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 9, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 10, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 11, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+]
 CALLS = [
     {'args': [{'t': [32, 1, 128], 'dtype': 'float32', 'range': [0.0, 89.80255889892578], 'sorted': True}, {'t': [32, 128, 64], 'dtype': 'float32', 'range': [-2.940066337585449, 2.6879818439483643]}, {'t': [32, 64, 128], 'dtype': 'float32', 'stride': [8192, 1, 64], 'range': [-2.8846235275268555, 2.909862518310547]}], 'kwargs': {'beta': 1.0, 'alpha': 0.125}},
     {'args': [{'t': [], 'dtype': 'float32', 'range': [-8.478373527526855, -8.478373527526855]}, {'t': [0, 5, 5], 'dtype': 'float32'}, {'t': [0, 5, 10], 'dtype': 'float32'}], 'kwargs': {}},

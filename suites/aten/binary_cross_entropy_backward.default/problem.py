@@ -1,7 +1,7 @@
 """aten::binary_cross_entropy_backward.default: the ATen operator, called as the traced models call it.
 
 Timed on the 1 most called distinct traced calls (SHAPE_CASES); checked on those and on 15 calls
-that OpInfo samples (nn.functional.binary_cross_entropy) make (CHECK_CASES). Traced in: kernelevolve.aten.recipes:dlrm (train).
+that OpInfo samples (nn.functional.binary_cross_entropy) make (CHECK_CASES), and on GPUs on 30 of those again in bfloat16 or float16. Traced in: kernelevolve.aten.recipes:dlrm (train), kernelevolve.aten.recipes:dlrm_criteo (train).
 The inputs are the call's positional arguments, then its keyword arguments as one dict (docs/aten.md).
 """
 
@@ -17,13 +17,61 @@ TRACED_SHARE = 2.3e-05  # its largest share of a traced step's time
 
 CASE = 0
 SHAPE_CASES = [{'CASE': 0}]
-CHECK_CASES = [{'CASE': 1}, {'CASE': 2}, {'CASE': 3}, {'CASE': 4}, {'CASE': 5}, {'CASE': 6}, {'CASE': 7}, {'CASE': 8}, {'CASE': 9}, {'CASE': 10}, {'CASE': 11}, {'CASE': 12}, {'CASE': 13}, {'CASE': 14}, {'CASE': 15}]
+DTYPE = torch.float32
+DEVICE_TYPES = None  # every device; a half-precision check case binds ['cuda']
+CHECK_CASES = [
+    {'CASE': 1},
+    {'CASE': 2},
+    {'CASE': 3},
+    {'CASE': 4},
+    {'CASE': 5},
+    {'CASE': 6},
+    {'CASE': 7},
+    {'CASE': 8},
+    {'CASE': 9},
+    {'CASE': 10},
+    {'CASE': 11},
+    {'CASE': 12},
+    {'CASE': 13},
+    {'CASE': 14},
+    {'CASE': 15},
+    {'CASE': 1, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 2, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 3, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 4, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 5, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 6, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 7, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 8, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 9, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 10, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 11, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 12, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 13, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 14, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 15, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 1, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 2, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 3, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 4, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 5, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 6, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 7, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 8, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 9, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 10, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 11, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 12, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 13, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 14, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 15, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+]
 CALLS = [
-    {'args': [{'t': [], 'dtype': 'float32', 'range': [13.403542518615723, 13.403542518615723]}, {'t': [512], 'dtype': 'float32', 'range': [3.21570239564915e-21, 1.0]}, {'t': [512], 'dtype': 'float32', 'range': [0.0, 1.0]}, None], 'kwargs': {}},
-    {'args': [{'t': [], 'dtype': 'float32', 'range': [0.26262348890304565, 0.26262348890304565]}, {'t': [], 'dtype': 'float32', 'offset': 1, 'range': [0.263407438993454, 0.263407438993454]}, {'t': [], 'dtype': 'float32', 'offset': 1, 'range': [0.18803444504737854, 0.18803444504737854]}, None], 'kwargs': {}},
-    {'args': [{'t': [], 'dtype': 'float32', 'range': [-0.3281438648700714, -0.3281438648700714]}, {'t': [1], 'dtype': 'float32', 'offset': 1, 'range': [0.028980212286114693, 0.028980212286114693]}, {'t': [1], 'dtype': 'float32', 'offset': 1, 'range': [0.40189915895462036, 0.40189915895462036]}, None], 'kwargs': {}},
-    {'args': [{'t': [], 'dtype': 'float32', 'range': [-0.0683894157409668, -0.0683894157409668]}, {'t': [5], 'dtype': 'float32', 'stride': [2], 'offset': 1, 'range': [0.028980212286114693, 0.40189915895462036]}, {'t': [5], 'dtype': 'float32', 'stride': [2], 'offset': 1, 'range': [0.05179833620786667, 0.7006450295448303]}, None], 'kwargs': {}},
-    {'args': [{'t': [], 'dtype': 'float32', 'range': [0.7299657464027405, 0.7299657464027405]}, {'t': [5, 5], 'dtype': 'float32', 'stride': [10, 2], 'offset': 1, 'range': [0.028980212286114693, 0.966511070728302]}, {'t': [5, 5], 'dtype': 'float32', 'stride': [10, 2], 'offset': 1, 'range': [0.0014130922500044107, 0.9561459422111511]}, None], 'kwargs': {}},
+    {'args': [{'t': [], 'dtype': 'float32', 'range': [13.895545959472656, 13.895545959472656]}, {'t': [512], 'dtype': 'float32', 'range': [0.0, 0.9317547678947449]}, {'t': [512], 'dtype': 'float32', 'range': [0.0, 1.0]}, None], 'kwargs': {}},
+    {'args': [{'t': [], 'dtype': 'float32', 'range': [0.26262348890304565, 0.26262348890304565]}, {'t': [], 'dtype': 'float32', 'range': [0.263407438993454, 0.263407438993454]}, {'t': [], 'dtype': 'float32', 'range': [0.18803444504737854, 0.18803444504737854]}, None], 'kwargs': {}},
+    {'args': [{'t': [], 'dtype': 'float32', 'range': [-0.3281438648700714, -0.3281438648700714]}, {'t': [1], 'dtype': 'float32', 'range': [0.028980212286114693, 0.028980212286114693]}, {'t': [1], 'dtype': 'float32', 'range': [0.40189915895462036, 0.40189915895462036]}, None], 'kwargs': {}},
+    {'args': [{'t': [], 'dtype': 'float32', 'range': [-0.0683894157409668, -0.0683894157409668]}, {'t': [5], 'dtype': 'float32', 'range': [0.028980212286114693, 0.40189915895462036]}, {'t': [5], 'dtype': 'float32', 'range': [0.05179833620786667, 0.7006450295448303]}, None], 'kwargs': {}},
+    {'args': [{'t': [], 'dtype': 'float32', 'range': [0.7299657464027405, 0.7299657464027405]}, {'t': [5, 5], 'dtype': 'float32', 'range': [0.028980212286114693, 0.966511070728302]}, {'t': [5, 5], 'dtype': 'float32', 'range': [0.0014130922500044107, 0.9561459422111511]}, None], 'kwargs': {}},
     {'args': [{'t': [], 'dtype': 'float32', 'range': [0.0461304634809494, 0.0461304634809494]}, {'t': [], 'dtype': 'float32', 'range': [0.263407438993454, 0.263407438993454]}, {'t': [], 'dtype': 'float32', 'range': [0.18803444504737854, 0.18803444504737854]}, None], 'kwargs': {}},
     {'args': [{'t': [], 'dtype': 'float32', 'range': [0.4024028182029724, 0.4024028182029724]}, {'t': [1], 'dtype': 'float32', 'range': [0.028980212286114693, 0.028980212286114693]}, {'t': [1], 'dtype': 'float32', 'range': [0.40189915895462036, 0.40189915895462036]}, None], 'kwargs': {}},
     {'args': [{'t': [], 'dtype': 'float32', 'range': [-1.0115290880203247, -1.0115290880203247]}, {'t': [5], 'dtype': 'float32', 'range': [0.028980212286114693, 0.40189915895462036]}, {'t': [5], 'dtype': 'float32', 'range': [0.05179833620786667, 0.7006450295448303]}, None], 'kwargs': {}},

@@ -1,7 +1,7 @@
 """aten::bitwise_or.Tensor: the ATen operator, called as the traced models call it.
 
-Timed on the 2 most called distinct traced calls (SHAPE_CASES); checked on those and on 24 calls
-that OpInfo samples (bitwise_or) make (CHECK_CASES). Traced in: kernelevolve.aten.recipes:funnel (forward), kernelevolve.aten.recipes:funnel (train).
+Timed on the 3 most called distinct traced calls (SHAPE_CASES); checked on those and on 24 calls
+that OpInfo samples (bitwise_or) make (CHECK_CASES), and on GPUs on 0 of those again in bfloat16 or float16. Traced in: kernelevolve.aten.recipes:funnel (forward), kernelevolve.aten.recipes:funnel (train), kernelevolve.aten.recipes:gpt2_sample (forward).
 The inputs are the call's positional arguments, then its keyword arguments as one dict (docs/aten.md).
 """
 
@@ -16,9 +16,37 @@ ATEN_VARIANTS = ['aten::bitwise_or_.Tensor', 'aten::bitwise_or.Tensor_out']
 TRACED_SHARE = 0.000104  # its largest share of a traced step's time
 
 CASE = 0
-SHAPE_CASES = [{'CASE': 0}, {'CASE': 1}]
-CHECK_CASES = [{'CASE': 2}, {'CASE': 3}, {'CASE': 4}, {'CASE': 5}, {'CASE': 6}, {'CASE': 7}, {'CASE': 8}, {'CASE': 9}, {'CASE': 10}, {'CASE': 11}, {'CASE': 12}, {'CASE': 13}, {'CASE': 14}, {'CASE': 15}, {'CASE': 16}, {'CASE': 17}, {'CASE': 18}, {'CASE': 19}, {'CASE': 20}, {'CASE': 21}, {'CASE': 22}, {'CASE': 23}, {'CASE': 24}, {'CASE': 25}]
+SHAPE_CASES = [{'CASE': 0}, {'CASE': 1}, {'CASE': 2}]
+DTYPE = torch.float32
+DEVICE_TYPES = None  # every device; a half-precision check case binds ['cuda']
+CHECK_CASES = [
+    {'CASE': 3},
+    {'CASE': 4},
+    {'CASE': 5},
+    {'CASE': 6},
+    {'CASE': 7},
+    {'CASE': 8},
+    {'CASE': 9},
+    {'CASE': 10},
+    {'CASE': 11},
+    {'CASE': 12},
+    {'CASE': 13},
+    {'CASE': 14},
+    {'CASE': 15},
+    {'CASE': 16},
+    {'CASE': 17},
+    {'CASE': 18},
+    {'CASE': 19},
+    {'CASE': 20},
+    {'CASE': 21},
+    {'CASE': 22},
+    {'CASE': 23},
+    {'CASE': 24},
+    {'CASE': 25},
+    {'CASE': 26},
+]
 CALLS = [
+    {'args': [{'t': [2], 'dtype': 'bool', 'range': [0, 0]}, {'t': [2], 'dtype': 'bool', 'range': [0, 0]}], 'kwargs': {}},
     {'args': [{'t': [2, 128, 1], 'dtype': 'bool', 'range': [0, 0]}, {'t': [2, 1, 128], 'dtype': 'bool', 'range': [0, 0]}], 'kwargs': {}},
     {'args': [{'t': [2, 128, 128], 'dtype': 'bool', 'range': [0, 0]}, {'t': [2, 128, 128], 'dtype': 'bool', 'range': [1, 1]}], 'kwargs': {}},
     {'args': [{'t': [0, 1, 3], 'dtype': 'int64'}, {'t': [0, 10, 3], 'dtype': 'int64'}], 'kwargs': {}},

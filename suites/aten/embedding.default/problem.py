@@ -1,7 +1,7 @@
 """aten::embedding.default: the ATen operator, called as the traced models call it.
 
 Timed on the 4 most called distinct traced calls (SHAPE_CASES); checked on those and on 6 calls
-that OpInfo samples (nn.functional.embedding) make (CHECK_CASES). Traced in: kernelevolve.aten.recipes:bart (forward), kernelevolve.aten.recipes:bart (train), kernelevolve.aten.recipes:bert (forward), kernelevolve.aten.recipes:bert (train), kernelevolve.aten.recipes:bloom (forward), kernelevolve.aten.recipes:bloom (train), kernelevolve.aten.recipes:clip (forward), kernelevolve.aten.recipes:clip (train), kernelevolve.aten.recipes:convbert (forward), kernelevolve.aten.recipes:convbert (train), kernelevolve.aten.recipes:deberta (forward), kernelevolve.aten.recipes:deberta (train), kernelevolve.aten.recipes:encodec (forward), kernelevolve.aten.recipes:encodec (train), kernelevolve.aten.recipes:funnel (forward), kernelevolve.aten.recipes:funnel (train), kernelevolve.aten.recipes:gemma (forward), kernelevolve.aten.recipes:gemma (train), kernelevolve.aten.recipes:gpt2 (forward), kernelevolve.aten.recipes:gpt2 (train), kernelevolve.aten.recipes:gpt_neox (forward), kernelevolve.aten.recipes:gpt_neox (train), kernelevolve.aten.recipes:llama (forward), kernelevolve.aten.recipes:llama (train), kernelevolve.aten.recipes:longformer (forward), kernelevolve.aten.recipes:longformer (train), kernelevolve.aten.recipes:mamba (forward), kernelevolve.aten.recipes:mistral (forward), kernelevolve.aten.recipes:mistral (train), kernelevolve.aten.recipes:mixtral (forward), kernelevolve.aten.recipes:mixtral (train), kernelevolve.aten.recipes:phi (forward), kernelevolve.aten.recipes:phi (train), kernelevolve.aten.recipes:qwen2_moe (forward), kernelevolve.aten.recipes:qwen2_moe (train), kernelevolve.aten.recipes:rwkv (forward), kernelevolve.aten.recipes:rwkv (train), kernelevolve.aten.recipes:t5 (forward), kernelevolve.aten.recipes:t5 (train), kernelevolve.aten.recipes:whisper (forward), kernelevolve.aten.recipes:whisper (train), kernelevolve.aten.recipes:xlnet (forward), kernelevolve.aten.recipes:xlnet (train).
+that OpInfo samples (nn.functional.embedding) make (CHECK_CASES), and on GPUs on 12 of those again in bfloat16 or float16. Traced in: kernelevolve.aten.recipes:bart (forward), kernelevolve.aten.recipes:bart (train), kernelevolve.aten.recipes:bert (forward), kernelevolve.aten.recipes:bert (train), kernelevolve.aten.recipes:bloom (forward), kernelevolve.aten.recipes:bloom (train), kernelevolve.aten.recipes:clip (forward), kernelevolve.aten.recipes:clip (train), kernelevolve.aten.recipes:convbert (forward), kernelevolve.aten.recipes:convbert (train), kernelevolve.aten.recipes:deberta (forward), kernelevolve.aten.recipes:deberta (train), kernelevolve.aten.recipes:din (forward), kernelevolve.aten.recipes:din (train), kernelevolve.aten.recipes:encodec (forward), kernelevolve.aten.recipes:encodec (train), kernelevolve.aten.recipes:esm (train), kernelevolve.aten.recipes:funnel (forward), kernelevolve.aten.recipes:funnel (train), kernelevolve.aten.recipes:gemma (forward), kernelevolve.aten.recipes:gemma (train), kernelevolve.aten.recipes:gpt2 (forward), kernelevolve.aten.recipes:gpt2 (train), kernelevolve.aten.recipes:gpt2_adamw (forward), kernelevolve.aten.recipes:gpt2_sample (forward), kernelevolve.aten.recipes:gpt_neox (forward), kernelevolve.aten.recipes:gpt_neox (train), kernelevolve.aten.recipes:llama (forward), kernelevolve.aten.recipes:llama (train), kernelevolve.aten.recipes:llava (train), kernelevolve.aten.recipes:longformer (forward), kernelevolve.aten.recipes:longformer (train), kernelevolve.aten.recipes:mamba (forward), kernelevolve.aten.recipes:mimi (forward), kernelevolve.aten.recipes:mistral (forward), kernelevolve.aten.recipes:mistral (train), kernelevolve.aten.recipes:mixtral (forward), kernelevolve.aten.recipes:mixtral (train), kernelevolve.aten.recipes:phi (forward), kernelevolve.aten.recipes:phi (train), kernelevolve.aten.recipes:qwen2_moe (forward), kernelevolve.aten.recipes:qwen2_moe (train), kernelevolve.aten.recipes:rwkv (forward), kernelevolve.aten.recipes:rwkv (train), kernelevolve.aten.recipes:siglip (train), kernelevolve.aten.recipes:speech_to_text (train), kernelevolve.aten.recipes:switch_transformers (train), kernelevolve.aten.recipes:t5 (forward), kernelevolve.aten.recipes:t5 (train), kernelevolve.aten.recipes:time_series_transformer (train), kernelevolve.aten.recipes:whisper (forward), kernelevolve.aten.recipes:whisper (train), kernelevolve.aten.recipes:wide_deep (train), kernelevolve.aten.recipes:xlnet (forward), kernelevolve.aten.recipes:xlnet (train), kernelevolve.aten.recipes:yoso (train).
 The inputs are the call's positional arguments, then its keyword arguments as one dict (docs/aten.md).
 """
 
@@ -17,12 +17,33 @@ TRACED_SHARE = 0.000249  # its largest share of a traced step's time
 
 CASE = 0
 SHAPE_CASES = [{'CASE': 0}, {'CASE': 1}, {'CASE': 2}, {'CASE': 3}]
-CHECK_CASES = [{'CASE': 4}, {'CASE': 5}, {'CASE': 6}, {'CASE': 7}, {'CASE': 8}, {'CASE': 9}]
+DTYPE = torch.float32
+DEVICE_TYPES = None  # every device; a half-precision check case binds ['cuda']
+CHECK_CASES = [
+    {'CASE': 4},
+    {'CASE': 5},
+    {'CASE': 6},
+    {'CASE': 7},
+    {'CASE': 8},
+    {'CASE': 9},
+    {'CASE': 4, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 5, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 6, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 7, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 8, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 9, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 4, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 5, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 6, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 7, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 8, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 9, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+]
 CALLS = [
+    {'args': [{'t': [2048, 256], 'dtype': 'float32', 'range': [0.0, 0.0], 'sorted': True}, {'t': [2, 13], 'dtype': 'int64', 'range': [0, 0], 'sorted': True}], 'kwargs': {}},
     {'args': [{'t': [32000, 1024], 'dtype': 'float32', 'range': [-0.11287179589271545, 0.10947021842002869]}, {'t': [2, 128], 'dtype': 'int64', 'range': [441, 31869]}], 'kwargs': {}},
     {'args': [{'t': [1024, 128], 'dtype': 'float32', 'range': [0.0, 0.0], 'sorted': True}, {'t': [2, 75], 'dtype': 'int64', 'range': [0, 0], 'sorted': True}], 'kwargs': {}},
-    {'args': [{'t': [50265, 768], 'dtype': 'float32', 'range': [-0.10494223982095718, 0.10756495594978333]}, {'t': [2, 128], 'dtype': 'int64', 'range': [214, 50170]}, 1], 'kwargs': {}},
-    {'args': [{'t': [1026, 768], 'dtype': 'float32', 'range': [-0.09600735455751419, 0.09846275299787521]}, {'t': [2, 128], 'dtype': 'int64', 'range': [2, 129], 'sorted': True}], 'kwargs': {}},
+    {'args': [{'t': [50257, 768], 'dtype': 'float32', 'range': [-0.11287179589271545, 0.10947021842002869]}, {'t': [2, 128], 'dtype': 'int64', 'range': [263, 49908]}], 'kwargs': {}},
     {'args': [{'t': [10, 5], 'dtype': 'float32', 'stride': [10, 2], 'offset': 1, 'range': [-8.97458267211914, 8.397199630737305]}, {'t': [], 'dtype': 'int64', 'offset': 1, 'values': [5]}], 'kwargs': {}},
     {'args': [{'t': [10, 5], 'dtype': 'float32', 'stride': [10, 2], 'offset': 1, 'range': [-8.97458267211914, 8.397199630737305]}, {'t': [5], 'dtype': 'int64', 'stride': [2], 'offset': 1, 'values': [5, 1, 6, 5, 6]}], 'kwargs': {}},
     {'args': [{'t': [10, 5], 'dtype': 'float32', 'stride': [10, 2], 'offset': 1, 'range': [-8.97458267211914, 8.210625648498535]}, {'t': [5, 5], 'dtype': 'int64', 'stride': [10, 2], 'offset': 1, 'values': [5, 1, 6, 5, 6, 4, 2, 5, 5, 9, 3, 1, 4, 2, 3, 2, 6, 8, 2, 2, 8, 2, 0, 4, 9]}], 'kwargs': {}},

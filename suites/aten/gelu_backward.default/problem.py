@@ -1,7 +1,7 @@
 """aten::gelu_backward.default: the ATen operator, called as the traced models call it.
 
 Timed on the 4 most called distinct traced calls (SHAPE_CASES); checked on those and on 12 calls
-that OpInfo samples (nn.functional.gelu) make (CHECK_CASES). Traced in: kernelevolve.aten.recipes:bart (train), kernelevolve.aten.recipes:beit (train), kernelevolve.aten.recipes:bert (train), kernelevolve.aten.recipes:cait (train), kernelevolve.aten.recipes:coatnet (train), kernelevolve.aten.recipes:convbert (train), kernelevolve.aten.recipes:convnext_tiny (train), kernelevolve.aten.recipes:crossvit (train), kernelevolve.aten.recipes:deberta (train), kernelevolve.aten.recipes:edgenext (train), kernelevolve.aten.recipes:fastvit (train), kernelevolve.aten.recipes:gemma (train), kernelevolve.aten.recipes:gmlp (train), kernelevolve.aten.recipes:gpt_neox (train), kernelevolve.aten.recipes:longformer (train), kernelevolve.aten.recipes:mixer (train), kernelevolve.aten.recipes:poolformer (train), kernelevolve.aten.recipes:resmlp (train), kernelevolve.aten.recipes:segformer (train), kernelevolve.aten.recipes:sequencer (train), kernelevolve.aten.recipes:swin_tiny (train), kernelevolve.aten.recipes:tnt (train), kernelevolve.aten.recipes:twins (train), kernelevolve.aten.recipes:vit_hf (train), kernelevolve.aten.recipes:vit_small (train), kernelevolve.aten.recipes:volo (train), kernelevolve.aten.recipes:wav2vec2 (train), kernelevolve.aten.recipes:whisper (train), kernelevolve.aten.recipes:xcit (train), kernelevolve.aten.recipes:xlnet (train).
+that OpInfo samples (nn.functional.gelu) make (CHECK_CASES), and on GPUs on 24 of those again in bfloat16 or float16. Traced in: kernelevolve.aten.recipes:bart (train), kernelevolve.aten.recipes:beit (train), kernelevolve.aten.recipes:bert (train), kernelevolve.aten.recipes:cait (train), kernelevolve.aten.recipes:coatnet (train), kernelevolve.aten.recipes:convbert (train), kernelevolve.aten.recipes:convnext_tiny (train), kernelevolve.aten.recipes:crossvit (train), kernelevolve.aten.recipes:deberta (train), kernelevolve.aten.recipes:dinov2_registers (train), kernelevolve.aten.recipes:edgenext (train), kernelevolve.aten.recipes:fastvit (train), kernelevolve.aten.recipes:gemma (train), kernelevolve.aten.recipes:gmlp (train), kernelevolve.aten.recipes:gpt_neox (train), kernelevolve.aten.recipes:llava (train), kernelevolve.aten.recipes:longformer (train), kernelevolve.aten.recipes:mixer (train), kernelevolve.aten.recipes:poolformer (train), kernelevolve.aten.recipes:resmlp (train), kernelevolve.aten.recipes:segformer (train), kernelevolve.aten.recipes:sequencer (train), kernelevolve.aten.recipes:siglip (train), kernelevolve.aten.recipes:swin_tiny (train), kernelevolve.aten.recipes:time_series_transformer (train), kernelevolve.aten.recipes:tnt (train), kernelevolve.aten.recipes:twins (train), kernelevolve.aten.recipes:vit_hf (train), kernelevolve.aten.recipes:vit_mae (train), kernelevolve.aten.recipes:vit_small (train), kernelevolve.aten.recipes:volo (train), kernelevolve.aten.recipes:wav2vec2 (train), kernelevolve.aten.recipes:wav2vec2_conformer (train), kernelevolve.aten.recipes:whisper (train), kernelevolve.aten.recipes:xcit (train), kernelevolve.aten.recipes:xlnet (train), kernelevolve.aten.recipes:yoso (train).
 The inputs are the call's positional arguments, then its keyword arguments as one dict (docs/aten.md).
 """
 
@@ -17,16 +17,55 @@ TRACED_SHARE = 0.145026  # its largest share of a traced step's time
 
 CASE = 0
 SHAPE_CASES = [{'CASE': 0}, {'CASE': 1}, {'CASE': 2}, {'CASE': 3}]
-CHECK_CASES = [{'CASE': 4}, {'CASE': 5}, {'CASE': 6}, {'CASE': 7}, {'CASE': 8}, {'CASE': 9}, {'CASE': 10}, {'CASE': 11}, {'CASE': 12}, {'CASE': 13}, {'CASE': 14}, {'CASE': 15}]
+DTYPE = torch.float32
+DEVICE_TYPES = None  # every device; a half-precision check case binds ['cuda']
+CHECK_CASES = [
+    {'CASE': 4},
+    {'CASE': 5},
+    {'CASE': 6},
+    {'CASE': 7},
+    {'CASE': 8},
+    {'CASE': 9},
+    {'CASE': 10},
+    {'CASE': 11},
+    {'CASE': 12},
+    {'CASE': 13},
+    {'CASE': 14},
+    {'CASE': 15},
+    {'CASE': 4, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 5, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 6, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 7, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 8, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 9, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 10, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 11, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 12, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 13, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 14, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 15, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 4, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 5, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 6, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 7, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 8, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 9, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 10, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 11, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 12, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 13, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 14, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 15, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+]
 CALLS = [
     {'args': [{'t': [2, 64, 4096], 'dtype': 'float32', 'range': [-0.008346784859895706, 0.008816905319690704]}, {'t': [2, 64, 4096], 'dtype': 'float32', 'range': [-2.643716335296631, 2.479512929916382]}], 'kwargs': {}},
     {'args': [{'t': [2, 128, 4096], 'dtype': 'float32', 'range': [-0.00026893685571849346, 0.0002520345733501017]}, {'t': [2, 128, 4096], 'dtype': 'float32', 'range': [-2.652148723602295, 2.517059803009033]}], 'kwargs': {}},
     {'args': [{'t': [2, 197, 3072], 'dtype': 'float32', 'range': [-3.904323045422764e-12, 3.8503562317659945e-12]}, {'t': [2, 197, 3072], 'dtype': 'float32', 'range': [-2.548131227493286, 2.703604221343994]}], 'kwargs': {}},
     {'args': [{'t': [2, 128, 3072], 'dtype': 'float32', 'range': [-0.004197503440082073, 0.003935050219297409]}, {'t': [2, 128, 3072], 'dtype': 'float32', 'range': [-2.4810791015625, 2.8507871627807617]}], 'kwargs': {}},
-    {'args': [{'t': [10, 10], 'dtype': 'float32', 'range': [-2.5789577960968018, 2.0467028617858887]}, {'t': [10, 10], 'dtype': 'float32', 'stride': [20, 2], 'offset': 1, 'range': [-2.991527557373047, 2.7990665435791016]}], 'kwargs': {}},
-    {'args': [{'t': [10, 10], 'dtype': 'float32', 'range': [-2.9903576374053955, 2.8344414234161377]}, {'t': [10, 10], 'dtype': 'float32', 'stride': [20, 2], 'offset': 1, 'range': [-2.991527557373047, 2.7990665435791016]}], 'kwargs': {'approximate': 'tanh'}},
-    {'args': [{'t': [10, 10], 'dtype': 'float32', 'range': [-1.736418604850769, 2.438781976699829]}, {'t': [10, 10], 'dtype': 'float32', 'stride': [20, 2], 'offset': 1, 'range': [-2.991527557373047, 2.7990665435791016]}], 'kwargs': {}},
-    {'args': [{'t': [10, 10], 'dtype': 'float32', 'range': [-4.068782329559326, 2.6134979724884033]}, {'t': [10, 10], 'dtype': 'float32', 'stride': [20, 2], 'offset': 1, 'range': [-2.991527557373047, 2.7990665435791016]}], 'kwargs': {'approximate': 'tanh'}},
+    {'args': [{'t': [10, 10], 'dtype': 'float32', 'range': [-2.5789577960968018, 2.0467028617858887]}, {'t': [10, 10], 'dtype': 'float32', 'range': [-2.991527557373047, 2.7990665435791016]}], 'kwargs': {}},
+    {'args': [{'t': [10, 10], 'dtype': 'float32', 'range': [-2.9903576374053955, 2.8344414234161377]}, {'t': [10, 10], 'dtype': 'float32', 'range': [-2.991527557373047, 2.7990665435791016]}], 'kwargs': {'approximate': 'tanh'}},
+    {'args': [{'t': [10, 10], 'dtype': 'float32', 'range': [-1.736418604850769, 2.438781976699829]}, {'t': [10, 10], 'dtype': 'float32', 'range': [-2.991527557373047, 2.7990665435791016]}], 'kwargs': {}},
+    {'args': [{'t': [10, 10], 'dtype': 'float32', 'range': [-4.068782329559326, 2.6134979724884033]}, {'t': [10, 10], 'dtype': 'float32', 'range': [-2.991527557373047, 2.7990665435791016]}], 'kwargs': {'approximate': 'tanh'}},
     {'args': [{'t': [10, 10], 'dtype': 'float32', 'range': [-2.674006700515747, 1.8408576250076294]}, {'t': [10, 10], 'dtype': 'float32', 'range': [-2.991527557373047, 2.7990665435791016]}], 'kwargs': {}},
     {'args': [{'t': [10, 10], 'dtype': 'float32', 'range': [-2.67964506149292, 2.107311964035034]}, {'t': [10, 10], 'dtype': 'float32', 'range': [-2.991527557373047, 2.7990665435791016]}], 'kwargs': {'approximate': 'tanh'}},
     {'args': [{'t': [10, 10], 'dtype': 'float32', 'range': [-2.767547130584717, 2.4910740852355957]}, {'t': [10, 10], 'dtype': 'float32', 'range': [-2.991527557373047, 2.7990665435791016]}], 'kwargs': {}},

@@ -1,7 +1,7 @@
 """aten::gt.Scalar: the ATen operator, called as the traced models call it.
 
-Timed on the 4 most called distinct traced calls (SHAPE_CASES); checked on those and on 8 calls
-that OpInfo samples (gt) make (CHECK_CASES). Traced in: kernelevolve.aten.recipes:edgenext (train), kernelevolve.aten.recipes:longformer (forward), kernelevolve.aten.recipes:longformer (train), kernelevolve.aten.recipes:t5 (forward), kernelevolve.aten.recipes:t5 (train), kernelevolve.aten.recipes:xcit (train).
+Timed on the 4 most called distinct traced calls (SHAPE_CASES); checked on those and on 24 calls
+that OpInfo samples (gt, nn.functional.hinge_embedding_loss, nn.functional.margin_ranking_loss) make (CHECK_CASES), and on GPUs on 48 of those again in bfloat16 or float16. Traced in: kernelevolve.aten.recipes:deberta (forward), kernelevolve.aten.recipes:deberta (train), kernelevolve.aten.recipes:edgenext (train), kernelevolve.aten.recipes:longformer (forward), kernelevolve.aten.recipes:longformer (train), kernelevolve.aten.recipes:switch_transformers (train), kernelevolve.aten.recipes:t5 (forward), kernelevolve.aten.recipes:t5 (train), kernelevolve.aten.recipes:time_series_transformer (train), kernelevolve.aten.recipes:xcit (train), kernelevolve.aten.recipes:yoso (train).
 The inputs are the call's positional arguments, then its keyword arguments as one dict (docs/aten.md).
 """
 
@@ -17,12 +17,87 @@ TRACED_SHARE = 0.000661  # its largest share of a traced step's time
 
 CASE = 0
 SHAPE_CASES = [{'CASE': 0}, {'CASE': 1}, {'CASE': 2}, {'CASE': 3}]
-CHECK_CASES = [{'CASE': 4}, {'CASE': 5}, {'CASE': 6}, {'CASE': 7}, {'CASE': 8}, {'CASE': 9}, {'CASE': 10}, {'CASE': 11}]
+DTYPE = torch.float32
+DEVICE_TYPES = None  # every device; a half-precision check case binds ['cuda']
+CHECK_CASES = [
+    {'CASE': 4},
+    {'CASE': 5},
+    {'CASE': 6},
+    {'CASE': 7},
+    {'CASE': 8},
+    {'CASE': 9},
+    {'CASE': 10},
+    {'CASE': 11},
+    {'CASE': 12},
+    {'CASE': 13},
+    {'CASE': 14},
+    {'CASE': 15},
+    {'CASE': 16},
+    {'CASE': 17},
+    {'CASE': 18},
+    {'CASE': 19},
+    {'CASE': 20},
+    {'CASE': 21},
+    {'CASE': 22},
+    {'CASE': 23},
+    {'CASE': 24},
+    {'CASE': 25},
+    {'CASE': 26},
+    {'CASE': 27},
+    {'CASE': 4, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 5, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 6, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 7, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 8, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 9, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 10, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 11, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 12, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 13, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 14, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 15, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 16, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 17, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 18, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 19, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 20, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 21, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 22, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 23, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 24, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 25, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 26, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 27, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 4, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 5, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 6, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 7, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 8, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 9, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 10, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 11, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 12, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 13, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 14, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 15, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 16, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 17, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 18, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 19, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 20, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 21, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 22, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 23, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 24, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 25, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 26, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 27, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+]
 CALLS = [
-    {'args': [{'t': [2, 256], 'dtype': 'float32', 'stride': [65536, 1], 'range': [0.0, 0.0], 'sorted': True}, 0], 'kwargs': {}},
     {'args': [{'t': [128, 128], 'dtype': 'int64', 'range': [-127, 127], 'sorted': True}, 0], 'kwargs': {}},
+    {'args': [{'t': [2, 256], 'dtype': 'float32', 'stride': [65536, 1], 'range': [0.0, 0.0], 'sorted': True}, 0], 'kwargs': {}},
+    {'args': [{'t': [32, 24], 'dtype': 'float32', 'range': [2.952317237854004, 3.2483015060424805]}, 0.0], 'kwargs': {}},
     {'args': [{'t': [2, 8, 38, 1], 'dtype': 'float32', 'range': [1.3588849306106567, 3.0440587997436523]}, 1e-12], 'kwargs': {}},
-    {'args': [{'t': [2, 8, 20, 1], 'dtype': 'float32', 'range': [2.2688190937042236, 4.165761470794678]}, 1e-12], 'kwargs': {}},
     {'args': [{'t': [0, 1, 3], 'dtype': 'float32'}, -1.765825867652893], 'kwargs': {}},
     {'args': [{'t': [], 'dtype': 'float32', 'range': [-8.478373527526855, -8.478373527526855]}, -2.400455951690674], 'kwargs': {}},
     {'args': [{'t': [3], 'dtype': 'float32', 'range': [-8.478373527526855, -1.765825867652893]}, -0.5734938383102417], 'kwargs': {}},
@@ -31,6 +106,22 @@ CALLS = [
     {'args': [{'t': [23], 'dtype': 'float32', 'range': [-8.478373527526855, 5.774446487426758]}, {'float_arg': 'nan'}], 'kwargs': {}},
     {'args': [{'t': [23], 'dtype': 'float32', 'range': [-8.478373527526855, 5.774446487426758]}, {'float_arg': 'inf'}], 'kwargs': {}},
     {'args': [{'t': [23], 'dtype': 'float32', 'range': [-8.478373527526855, 5.774446487426758]}, {'float_arg': '-inf'}], 'kwargs': {}},
+    {'args': [{'t': [], 'dtype': 'float32', 'range': [-29.017030715942383, -29.017030715942383]}, 0], 'kwargs': {}},
+    {'args': [{'t': [], 'dtype': 'float32', 'range': [-28.017030715942383, -28.017030715942383]}, 0], 'kwargs': {}},
+    {'args': [{'t': [5], 'dtype': 'float32', 'range': [-19.53495979309082, 61.74043655395508]}, 0], 'kwargs': {}},
+    {'args': [{'t': [5], 'dtype': 'float32', 'range': [-18.53495979309082, 62.74043655395508]}, 0], 'kwargs': {}},
+    {'args': [{'t': [5, 5], 'dtype': 'float32', 'range': [-35.69561767578125, 58.23444747924805]}, 0], 'kwargs': {}},
+    {'args': [{'t': [5, 5], 'dtype': 'float32', 'range': [-34.69561767578125, 59.23444747924805]}, 0], 'kwargs': {}},
+    {'args': [{'t': [5, 5, 5], 'dtype': 'float32', 'range': [-95.2806167602539, 128.3586883544922]}, 0], 'kwargs': {}},
+    {'args': [{'t': [5, 5, 5], 'dtype': 'float32', 'range': [-94.2806167602539, 129.3586883544922]}, 0], 'kwargs': {}},
+    {'args': [{'t': [10], 'dtype': 'float32', 'range': [-40.05898666381836, 24.752185821533203]}, 0], 'kwargs': {}},
+    {'args': [{'t': [10], 'dtype': 'float32', 'range': [-45.016510009765625, 24.752185821533203]}, 0], 'kwargs': {}},
+    {'args': [{'t': [5, 2], 'dtype': 'float32', 'range': [-26.760765075683594, 45.27471160888672]}, 0], 'kwargs': {}},
+    {'args': [{'t': [5], 'dtype': 'float32', 'range': [10.16199016571045, 16.87453842163086]}, 0], 'kwargs': {}},
+    {'args': [{'t': [5, 5], 'dtype': 'float32', 'range': [-0.0010356903076171875, 16.87453842163086]}, 0], 'kwargs': {}},
+    {'args': [{'t': [5, 5, 5], 'dtype': 'float32', 'range': [-0.3772239685058594, 17.370746612548828]}, 0], 'kwargs': {}},
+    {'args': [{'t': [], 'dtype': 'float32', 'range': [9.478373527526855, 9.478373527526855]}, 0], 'kwargs': {}},
+    {'args': [{'t': [10], 'dtype': 'float32', 'range': [-2.611605167388916, 9.478373527526855]}, 0], 'kwargs': {}},
 ]
 
 

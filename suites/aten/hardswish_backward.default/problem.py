@@ -1,7 +1,7 @@
 """aten::hardswish_backward.default: the ATen operator, called as the traced models call it.
 
 Timed on the 4 most called distinct traced calls (SHAPE_CASES); checked on those and on 8 calls
-that OpInfo samples (nn.functional.hardswish) make (CHECK_CASES). Traced in: kernelevolve.aten.recipes:efficientvit (train), kernelevolve.aten.recipes:levit (train), kernelevolve.aten.recipes:mobilenetv3 (train).
+that OpInfo samples (nn.functional.hardswish) make (CHECK_CASES), and on GPUs on 16 of those again in bfloat16 or float16. Traced in: kernelevolve.aten.recipes:efficientvit (train), kernelevolve.aten.recipes:levit (train), kernelevolve.aten.recipes:mobilenetv3 (train).
 The inputs are the call's positional arguments, then its keyword arguments as one dict (docs/aten.md).
 """
 
@@ -17,16 +17,43 @@ TRACED_SHARE = 0.025248  # its largest share of a traced step's time
 
 CASE = 0
 SHAPE_CASES = [{'CASE': 0}, {'CASE': 1}, {'CASE': 2}, {'CASE': 3}]
-CHECK_CASES = [{'CASE': 4}, {'CASE': 5}, {'CASE': 6}, {'CASE': 7}, {'CASE': 8}, {'CASE': 9}, {'CASE': 10}, {'CASE': 11}]
+DTYPE = torch.float32
+DEVICE_TYPES = None  # every device; a half-precision check case binds ['cuda']
+CHECK_CASES = [
+    {'CASE': 4},
+    {'CASE': 5},
+    {'CASE': 6},
+    {'CASE': 7},
+    {'CASE': 8},
+    {'CASE': 9},
+    {'CASE': 10},
+    {'CASE': 11},
+    {'CASE': 4, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 5, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 6, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 7, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 8, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 9, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 10, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 11, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 4, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 5, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 6, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 7, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 8, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 9, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 10, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 11, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+]
 CALLS = [
     {'args': [{'t': [2, 1280], 'dtype': 'float32', 'range': [-0.0007370127714239061, 0.0010412411065772176]}, {'t': [2, 1280], 'dtype': 'float32', 'range': [-3.297560214996338, 3.6383187770843506]}], 'kwargs': {}},
     {'args': [{'t': [2, 1024, 7, 7], 'dtype': 'float32', 'range': [-2.7542242605704814e-05, 2.5621593522373587e-05], 'sorted': True}, {'t': [2, 1024, 7, 7], 'dtype': 'float32', 'range': [-4.254871368408203, 4.255486488342285]}], 'kwargs': {}},
     {'args': [{'t': [2, 512, 7, 7], 'dtype': 'float32', 'range': [-6.230577128008008e-05, 6.390069029293954e-05]}, {'t': [2, 512, 7, 7], 'dtype': 'float32', 'range': [-4.019010543823242, 3.1497726440429688]}], 'kwargs': {}},
     {'args': [{'t': [2, 256, 7, 7], 'dtype': 'float32', 'range': [-0.00034527122625149786, 0.0003592688590288162]}, {'t': [2, 256, 7, 7], 'dtype': 'float32', 'range': [-3.580904245376587, 3.5388948917388916]}], 'kwargs': {}},
-    {'args': [{'t': [10, 10], 'dtype': 'float32', 'range': [-2.451477527618408, 2.422447919845581]}, {'t': [10, 10], 'dtype': 'float32', 'stride': [20, 2], 'offset': 1, 'range': [-4.985878944396973, 4.6651105880737305]}], 'kwargs': {}},
-    {'args': [{'t': [10, 10], 'dtype': 'float32', 'range': [-2.926689624786377, 2.1634585857391357]}, {'t': [10, 10], 'dtype': 'float32', 'stride': [20, 2], 'offset': 1, 'range': [-4.985878944396973, 4.6651105880737305]}], 'kwargs': {}},
-    {'args': [{'t': [10, 10], 'dtype': 'float32', 'range': [-2.944117784500122, 2.0942611694335938]}, {'t': [10, 10], 'dtype': 'float32', 'stride': [20, 2], 'offset': 1, 'range': [-4.985878944396973, 4.6651105880737305]}], 'kwargs': {}},
-    {'args': [{'t': [10, 10], 'dtype': 'float32', 'range': [-3.405808448791504, 2.189570903778076]}, {'t': [10, 10], 'dtype': 'float32', 'stride': [20, 2], 'offset': 1, 'range': [-4.985878944396973, 4.6651105880737305]}], 'kwargs': {}},
+    {'args': [{'t': [10, 10], 'dtype': 'float32', 'range': [-2.451477527618408, 2.422447919845581]}, {'t': [10, 10], 'dtype': 'float32', 'range': [-4.985878944396973, 4.6651105880737305]}], 'kwargs': {}},
+    {'args': [{'t': [10, 10], 'dtype': 'float32', 'range': [-2.926689624786377, 2.1634585857391357]}, {'t': [10, 10], 'dtype': 'float32', 'range': [-4.985878944396973, 4.6651105880737305]}], 'kwargs': {}},
+    {'args': [{'t': [10, 10], 'dtype': 'float32', 'range': [-2.944117784500122, 2.0942611694335938]}, {'t': [10, 10], 'dtype': 'float32', 'range': [-4.985878944396973, 4.6651105880737305]}], 'kwargs': {}},
+    {'args': [{'t': [10, 10], 'dtype': 'float32', 'range': [-3.405808448791504, 2.189570903778076]}, {'t': [10, 10], 'dtype': 'float32', 'range': [-4.985878944396973, 4.6651105880737305]}], 'kwargs': {}},
     {'args': [{'t': [10, 10], 'dtype': 'float32', 'range': [-2.674006700515747, 1.8408576250076294]}, {'t': [10, 10], 'dtype': 'float32', 'range': [-4.985878944396973, 4.6651105880737305]}], 'kwargs': {}},
     {'args': [{'t': [10, 10], 'dtype': 'float32', 'range': [-2.67964506149292, 2.107311964035034]}, {'t': [10, 10], 'dtype': 'float32', 'range': [-4.985878944396973, 4.6651105880737305]}], 'kwargs': {}},
     {'args': [{'t': [10, 10], 'dtype': 'float32', 'range': [-2.767547130584717, 2.4910740852355957]}, {'t': [10, 10], 'dtype': 'float32', 'range': [-4.985878944396973, 4.6651105880737305]}], 'kwargs': {}},

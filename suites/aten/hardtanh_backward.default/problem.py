@@ -1,7 +1,7 @@
 """aten::hardtanh_backward.default: the ATen operator, called as the traced models call it.
 
-Timed on the 4 most called distinct traced calls (SHAPE_CASES); checked on those and on 22 calls
-that OpInfo samples (nn.functional.hardtanh) make (CHECK_CASES). Traced in: kernelevolve.aten.recipes:rexnet (train).
+Timed on the 4 most called distinct traced calls (SHAPE_CASES); checked on those and on 21 calls
+that OpInfo samples (nn.functional.hardtanh) make (CHECK_CASES), and on GPUs on 42 of those again in bfloat16 or float16. Traced in: kernelevolve.aten.recipes:rexnet (train).
 The inputs are the call's positional arguments, then its keyword arguments as one dict (docs/aten.md).
 """
 
@@ -17,7 +17,73 @@ TRACED_SHARE = 0.007996  # its largest share of a traced step's time
 
 CASE = 0
 SHAPE_CASES = [{'CASE': 0}, {'CASE': 1}, {'CASE': 2}, {'CASE': 3}]
-CHECK_CASES = [{'CASE': 4}, {'CASE': 5}, {'CASE': 6}, {'CASE': 7}, {'CASE': 8}, {'CASE': 9}, {'CASE': 10}, {'CASE': 11}, {'CASE': 12}, {'CASE': 13}, {'CASE': 14}, {'CASE': 15}, {'CASE': 16}, {'CASE': 17}, {'CASE': 18}, {'CASE': 19}, {'CASE': 20}, {'CASE': 21}, {'CASE': 22}, {'CASE': 23}, {'CASE': 24}, {'CASE': 25}]
+DTYPE = torch.float32
+DEVICE_TYPES = None  # every device; a half-precision check case binds ['cuda']
+CHECK_CASES = [
+    {'CASE': 4},
+    {'CASE': 5},
+    {'CASE': 6},
+    {'CASE': 7},
+    {'CASE': 8},
+    {'CASE': 9},
+    {'CASE': 10},
+    {'CASE': 11},
+    {'CASE': 12},
+    {'CASE': 13},
+    {'CASE': 14},
+    {'CASE': 15},
+    {'CASE': 16},
+    {'CASE': 17},
+    {'CASE': 18},
+    {'CASE': 19},
+    {'CASE': 20},
+    {'CASE': 21},
+    {'CASE': 22},
+    {'CASE': 23},
+    {'CASE': 24},
+    {'CASE': 4, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 5, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 6, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 7, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 8, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 9, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 10, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 11, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 12, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 13, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 14, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 15, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 16, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 17, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 18, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 19, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 20, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 21, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 22, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 23, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 24, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 4, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 5, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 6, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 7, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 8, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 9, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 10, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 11, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 12, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 13, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 14, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 15, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 16, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 17, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 18, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 19, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 20, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 21, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 22, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 23, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 24, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+]
 CALLS = [
     {'args': [{'t': [2, 1044, 7, 7], 'dtype': 'float32', 'range': [-8.715284820937086e-06, 8.38855794427218e-06]}, {'t': [2, 1044, 7, 7], 'dtype': 'float32', 'range': [-3.825650215148926, 3.072047710418701]}, 0.0, 6.0], 'kwargs': {}},
     {'args': [{'t': [2, 972, 7, 7], 'dtype': 'float32', 'range': [-1.252808579010889e-05, 1.150657953985501e-05]}, {'t': [2, 972, 7, 7], 'dtype': 'float32', 'range': [-3.318756580352783, 3.0111258029937744]}, 0.0, 6.0], 'kwargs': {}},
@@ -29,12 +95,11 @@ CALLS = [
     {'args': [{'t': [1, 0, 5], 'dtype': 'float32'}, {'t': [1, 0, 5], 'dtype': 'float32'}, -1.0, 1.0], 'kwargs': {}},
     {'args': [{'t': [6, 0, 0, 0], 'dtype': 'float32'}, {'t': [6, 0, 0, 0], 'dtype': 'float32'}, -1.0, 1.0], 'kwargs': {}},
     {'args': [{'t': [3, 0, 1, 0], 'dtype': 'float32'}, {'t': [3, 0, 1, 0], 'dtype': 'float32'}, -1.0, 1.0], 'kwargs': {}},
-    {'args': [{'t': [5, 5], 'dtype': 'float32', 'range': [-1.5745197534561157, 2.381237745285034]}, {'t': [5, 5], 'dtype': 'float32', 'stride': [10, 2], 'offset': 1, 'range': [-8.478373527526855, 8.397199630737305]}, -0.5, 0.5], 'kwargs': {}},
-    {'args': [{'t': [5, 5], 'dtype': 'float32', 'range': [-2.2093098163604736, 2.229020118713379]}, {'t': [5, 5], 'dtype': 'float32', 'stride': [10, 2], 'offset': 1, 'range': [-8.478373527526855, 8.397199630737305]}, 0.0, 0.0], 'kwargs': {}},
-    {'args': [{'t': [20], 'dtype': 'float32', 'range': [-1.1978418827056885, 2.418085813522339]}, {'t': [20], 'dtype': 'float32', 'stride': [2], 'offset': 1, 'range': [-8.478373527526855, 5.774446487426758]}, -1.0, 1.0], 'kwargs': {}},
-    {'args': [{'t': [1, 0, 3], 'dtype': 'float32'}, {'t': [1, 0, 3], 'dtype': 'float32', 'offset': 1}, -1.0, 1.0], 'kwargs': {}},
-    {'args': [{'t': [], 'dtype': 'float32', 'range': [-0.5287654399871826, -0.5287654399871826]}, {'t': [], 'dtype': 'float32', 'offset': 1, 'range': [-8.478373527526855, -8.478373527526855]}, -1.0, 1.0], 'kwargs': {}},
-    {'args': [{'t': [1029, 917], 'dtype': 'float32', 'range': [-4.727858543395996, 4.789356231689453]}, {'t': [1029, 917], 'dtype': 'float32', 'stride': [1834, 2], 'offset': 1, 'range': [-9.0, 8.999994277954102]}, -1.0, 1.0], 'kwargs': {}},
+    {'args': [{'t': [5, 5], 'dtype': 'float32', 'range': [-1.5745197534561157, 2.381237745285034]}, {'t': [5, 5], 'dtype': 'float32', 'range': [-8.478373527526855, 8.397199630737305]}, -0.5, 0.5], 'kwargs': {}},
+    {'args': [{'t': [5, 5], 'dtype': 'float32', 'range': [-2.2093098163604736, 2.229020118713379]}, {'t': [5, 5], 'dtype': 'float32', 'range': [-8.478373527526855, 8.397199630737305]}, 0.0, 0.0], 'kwargs': {}},
+    {'args': [{'t': [20], 'dtype': 'float32', 'range': [-1.1978418827056885, 2.418085813522339]}, {'t': [20], 'dtype': 'float32', 'range': [-8.478373527526855, 5.774446487426758]}, -1.0, 1.0], 'kwargs': {}},
+    {'args': [{'t': [], 'dtype': 'float32', 'range': [-0.5287654399871826, -0.5287654399871826]}, {'t': [], 'dtype': 'float32', 'range': [-8.478373527526855, -8.478373527526855]}, -1.0, 1.0], 'kwargs': {}},
+    {'args': [{'t': [1029, 917], 'dtype': 'float32', 'range': [-4.727858543395996, 4.789356231689453]}, {'t': [1029, 917], 'dtype': 'float32', 'range': [-9.0, 8.999994277954102]}, -1.0, 1.0], 'kwargs': {}},
     {'args': [{'t': [5, 5], 'dtype': 'float32', 'range': [-1.4948757886886597, 1.477784276008606]}, {'t': [5, 5], 'dtype': 'float32', 'range': [-8.478373527526855, 8.397199630737305]}, -0.5, 0.5], 'kwargs': {}},
     {'args': [{'t': [5, 5], 'dtype': 'float32', 'range': [-2.3331661224365234, 1.5984976291656494]}, {'t': [5, 5], 'dtype': 'float32', 'range': [-8.478373527526855, 8.397199630737305]}, 0.0, 0.0], 'kwargs': {}},
     {'args': [{'t': [20], 'dtype': 'float32', 'range': [-2.674006700515747, 1.5983688831329346]}, {'t': [20], 'dtype': 'float32', 'range': [-8.478373527526855, 5.774446487426758]}, -1.0, 1.0], 'kwargs': {}},

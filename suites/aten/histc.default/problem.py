@@ -1,7 +1,7 @@
 """aten::histc.default: the ATen operator, called as the traced models call it.
 
 Timed on the 2 most called distinct traced calls (SHAPE_CASES); checked on those and on 24 calls
-that OpInfo samples (histc) make (CHECK_CASES). Traced in: kernelevolve.aten.recipes:mixtral (forward), kernelevolve.aten.recipes:mixtral (train), kernelevolve.aten.recipes:qwen2_moe (forward), kernelevolve.aten.recipes:qwen2_moe (train).
+that OpInfo samples (histc) make (CHECK_CASES), and on GPUs on 0 of those again in bfloat16 or float16. Traced in: kernelevolve.aten.recipes:mixtral (forward), kernelevolve.aten.recipes:mixtral (train), kernelevolve.aten.recipes:qwen2_moe (forward), kernelevolve.aten.recipes:qwen2_moe (train).
 The inputs are the call's positional arguments, then its keyword arguments as one dict (docs/aten.md).
 """
 
@@ -17,7 +17,34 @@ TRACED_SHARE = 0.006876  # its largest share of a traced step's time
 
 CASE = 0
 SHAPE_CASES = [{'CASE': 0}, {'CASE': 1}]
-CHECK_CASES = [{'CASE': 2}, {'CASE': 3}, {'CASE': 4}, {'CASE': 5}, {'CASE': 6}, {'CASE': 7}, {'CASE': 8}, {'CASE': 9}, {'CASE': 10}, {'CASE': 11}, {'CASE': 12}, {'CASE': 13}, {'CASE': 14}, {'CASE': 15}, {'CASE': 16}, {'CASE': 17}, {'CASE': 18}, {'CASE': 19}, {'CASE': 20}, {'CASE': 21}, {'CASE': 22}, {'CASE': 23}, {'CASE': 24}, {'CASE': 25}]
+DTYPE = torch.float32
+DEVICE_TYPES = None  # every device; a half-precision check case binds ['cuda']
+CHECK_CASES = [
+    {'CASE': 2},
+    {'CASE': 3},
+    {'CASE': 4},
+    {'CASE': 5},
+    {'CASE': 6},
+    {'CASE': 7},
+    {'CASE': 8},
+    {'CASE': 9},
+    {'CASE': 10},
+    {'CASE': 11},
+    {'CASE': 12},
+    {'CASE': 13},
+    {'CASE': 14},
+    {'CASE': 15},
+    {'CASE': 16},
+    {'CASE': 17},
+    {'CASE': 18},
+    {'CASE': 19},
+    {'CASE': 20},
+    {'CASE': 21},
+    {'CASE': 22},
+    {'CASE': 23},
+    {'CASE': 24},
+    {'CASE': 25},
+]
 CALLS = [
     {'args': [{'t': [512], 'dtype': 'float32', 'range': [0.0, 7.0], 'sorted': True}, 8, 0, 7], 'kwargs': {}},
     {'args': [{'t': [1024], 'dtype': 'float32', 'range': [0.0, 15.0], 'sorted': True}, 16, 0, 15], 'kwargs': {}},

@@ -1,7 +1,7 @@
 """aten::index.Tensor: the ATen operator, called as the traced models call it.
 
 Timed on the 4 most called distinct traced calls (SHAPE_CASES); checked on those and on 20 calls
-that OpInfo samples (__getitem__, index_put) make (CHECK_CASES). Traced in: kernelevolve.aten.recipes:bart (forward), kernelevolve.aten.recipes:bart (train), kernelevolve.aten.recipes:beit (forward), kernelevolve.aten.recipes:beit (train), kernelevolve.aten.recipes:bert (forward), kernelevolve.aten.recipes:bert (train), kernelevolve.aten.recipes:clip (forward), kernelevolve.aten.recipes:clip (train), kernelevolve.aten.recipes:coatnet (forward), kernelevolve.aten.recipes:coatnet (train), kernelevolve.aten.recipes:convbert (forward), kernelevolve.aten.recipes:convbert (train), kernelevolve.aten.recipes:deberta (forward), kernelevolve.aten.recipes:deberta (train), kernelevolve.aten.recipes:dlrm (forward), kernelevolve.aten.recipes:dlrm (train), kernelevolve.aten.recipes:levit (train), kernelevolve.aten.recipes:longformer (forward), kernelevolve.aten.recipes:longformer (train), kernelevolve.aten.recipes:mixtral (forward), kernelevolve.aten.recipes:mixtral (train), kernelevolve.aten.recipes:qwen2_moe (forward), kernelevolve.aten.recipes:qwen2_moe (train), kernelevolve.aten.recipes:swin_tiny (forward), kernelevolve.aten.recipes:swin_tiny (train), kernelevolve.aten.recipes:wav2vec2 (train), kernelevolve.aten.recipes:whisper (forward), kernelevolve.aten.recipes:whisper (train).
+that OpInfo samples (__getitem__, index_put) make (CHECK_CASES), and on GPUs on 40 of those again in bfloat16 or float16. Traced in: kernelevolve.aten.recipes:bart (forward), kernelevolve.aten.recipes:bart (train), kernelevolve.aten.recipes:beit (forward), kernelevolve.aten.recipes:beit (train), kernelevolve.aten.recipes:bert (forward), kernelevolve.aten.recipes:bert (train), kernelevolve.aten.recipes:clip (forward), kernelevolve.aten.recipes:clip (train), kernelevolve.aten.recipes:coatnet (forward), kernelevolve.aten.recipes:coatnet (train), kernelevolve.aten.recipes:convbert (forward), kernelevolve.aten.recipes:convbert (train), kernelevolve.aten.recipes:deberta (forward), kernelevolve.aten.recipes:deberta (train), kernelevolve.aten.recipes:dlrm (forward), kernelevolve.aten.recipes:dlrm (train), kernelevolve.aten.recipes:dlrm_criteo (train), kernelevolve.aten.recipes:levit (train), kernelevolve.aten.recipes:longformer (forward), kernelevolve.aten.recipes:longformer (train), kernelevolve.aten.recipes:mixtral (forward), kernelevolve.aten.recipes:mixtral (train), kernelevolve.aten.recipes:qwen2_moe (forward), kernelevolve.aten.recipes:qwen2_moe (train), kernelevolve.aten.recipes:swin_tiny (forward), kernelevolve.aten.recipes:swin_tiny (train), kernelevolve.aten.recipes:switch_transformers (train), kernelevolve.aten.recipes:wav2vec2 (train), kernelevolve.aten.recipes:wav2vec2_conformer (train), kernelevolve.aten.recipes:whisper (forward), kernelevolve.aten.recipes:whisper (train), kernelevolve.aten.recipes:yoso (train).
 The inputs are the call's positional arguments, then its keyword arguments as one dict (docs/aten.md).
 """
 
@@ -17,22 +17,81 @@ TRACED_SHARE = 0.036565  # its largest share of a traced step's time
 
 CASE = 0
 SHAPE_CASES = [{'CASE': 0}, {'CASE': 1}, {'CASE': 2}, {'CASE': 3}]
-CHECK_CASES = [{'CASE': 4}, {'CASE': 5}, {'CASE': 6}, {'CASE': 7}, {'CASE': 8}, {'CASE': 9}, {'CASE': 10}, {'CASE': 11}, {'CASE': 12}, {'CASE': 13}, {'CASE': 14}, {'CASE': 15}, {'CASE': 16}, {'CASE': 17}, {'CASE': 18}, {'CASE': 19}, {'CASE': 20}, {'CASE': 21}, {'CASE': 22}, {'CASE': 23}]
+DTYPE = torch.float32
+DEVICE_TYPES = None  # every device; a half-precision check case binds ['cuda']
+CHECK_CASES = [
+    {'CASE': 4},
+    {'CASE': 5},
+    {'CASE': 6},
+    {'CASE': 7},
+    {'CASE': 8},
+    {'CASE': 9},
+    {'CASE': 10},
+    {'CASE': 11},
+    {'CASE': 12},
+    {'CASE': 13},
+    {'CASE': 14},
+    {'CASE': 15},
+    {'CASE': 16},
+    {'CASE': 17},
+    {'CASE': 18},
+    {'CASE': 19},
+    {'CASE': 20},
+    {'CASE': 21},
+    {'CASE': 22},
+    {'CASE': 23},
+    {'CASE': 4, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 5, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 6, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 7, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 8, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 9, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 10, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 11, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 12, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 13, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 14, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 15, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 16, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 17, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 18, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 19, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 20, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 21, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 22, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 23, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 4, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 5, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 6, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 7, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 8, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 9, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 10, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 11, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 12, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 13, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 14, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 15, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 16, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 17, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 18, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 19, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 20, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 21, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 22, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 23, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+]
 CALLS = [
     {'args': [{'t': [732, 12], 'dtype': 'float32', 'range': [0.0, 0.0], 'sorted': True}, [{'t': [38809], 'dtype': 'int64', 'range': [0, 731]}]], 'kwargs': {}},
     {'args': [{'t': [8, 16], 'dtype': 'float32', 'range': [0.0, 0.0], 'sorted': True}, [None, {'t': [16, 16], 'dtype': 'int64', 'range': [0, 15]}]], 'kwargs': {}},
+    {'args': [{'t': [2, 128], 'dtype': 'int64', 'range': [441, 31869]}, [None, {'t': [2], 'dtype': 'int64', 'range': [-1, 0], 'sorted': True}]], 'kwargs': {}},
     {'args': [{'t': [6, 49], 'dtype': 'float32', 'range': [0.0, 0.0], 'sorted': True}, [None, {'t': [49, 49], 'dtype': 'int64', 'range': [0, 48]}]], 'kwargs': {}},
-    {'args': [{'t': [2, 64], 'dtype': 'bool', 'range': [1, 1]}, [{'t': [2, 1, 1, 1], 'dtype': 'int64', 'range': [0, 1]}, {'t': [1, 1, 1, 64], 'dtype': 'int64', 'range': [0, 63], 'sorted': True}]], 'kwargs': {}},
+    {'args': [{'t': [5, 5, 5], 'dtype': 'float32', 'stride': [50, 10, 2], 'offset': 1, 'range': [-8.97458267211914, 8.773387908935547]}, [{'t': [2], 'dtype': 'int64', 'values': [1, 2]}]], 'kwargs': {}},
+    {'args': [{'t': [5, 5, 5], 'dtype': 'float32', 'stride': [50, 10, 2], 'offset': 1, 'range': [-8.97458267211914, 8.773387908935547]}, [{'t': [3], 'dtype': 'int64', 'values': [0, 2, 3]}, {'t': [3], 'dtype': 'int64', 'values': [1, 3, 3]}, {'t': [3], 'dtype': 'int64', 'values': [0, 0, 2]}]], 'kwargs': {}},
     {'args': [{'t': [5, 5], 'dtype': 'float32', 'range': [-1.0207990407943726, 1.6560544967651367]}, [{'t': [1], 'dtype': 'int64', 'offset': 1, 'values': [2]}]], 'kwargs': {}},
     {'args': [{'t': [5, 5], 'dtype': 'float32', 'range': [-1.936988115310669, 1.711445689201355]}, [{'t': [5], 'dtype': 'bool', 'stride': [2], 'offset': 1, 'values': [True, True, False, True, False]}]], 'kwargs': {}},
     {'args': [{'t': [5, 5], 'dtype': 'float32', 'range': [-2.251007080078125, 2.2689218521118164]}, [{'t': [2], 'dtype': 'int64', 'stride': [2], 'offset': 1, 'values': [2, 1]}]], 'kwargs': {}},
     {'args': [{'t': [5, 5], 'dtype': 'float32', 'range': [-2.1433119773864746, 1.8124744892120361]}, [{'t': [5], 'dtype': 'bool', 'stride': [2], 'offset': 1, 'values': [False, False, False, False, False]}]], 'kwargs': {}},
-    {'args': [{'t': [5, 5, 5], 'dtype': 'float32', 'stride': [50, 10, 2], 'offset': 1, 'range': [-8.97458267211914, 8.773387908935547]}, [{'t': [2], 'dtype': 'int64', 'values': [1, 2]}]], 'kwargs': {}},
-    {'args': [{'t': [5, 5, 5], 'dtype': 'float32', 'stride': [50, 10, 2], 'offset': 1, 'range': [-8.97458267211914, 8.773387908935547]}, [{'t': [3], 'dtype': 'int64', 'values': [0, 2, 3]}, {'t': [3], 'dtype': 'int64', 'values': [1, 3, 3]}, {'t': [3], 'dtype': 'int64', 'values': [0, 0, 2]}]], 'kwargs': {}},
-    {'args': [{'t': [5, 5], 'dtype': 'float32', 'range': [-1.4948757886886597, 1.477784276008606]}, [{'t': [1], 'dtype': 'int64', 'values': [2]}]], 'kwargs': {}},
-    {'args': [{'t': [5, 5], 'dtype': 'float32', 'range': [-2.3331661224365234, 1.5984976291656494]}, [{'t': [5], 'dtype': 'bool', 'values': [True, True, False, True, False]}]], 'kwargs': {}},
-    {'args': [{'t': [5, 5], 'dtype': 'float32', 'range': [-1.182086706161499, 2.6616761684417725]}, [{'t': [2], 'dtype': 'int64', 'values': [2, 1]}]], 'kwargs': {}},
-    {'args': [{'t': [5, 5], 'dtype': 'float32', 'range': [-2.090078115463257, 0.9710890650749207]}, [{'t': [5], 'dtype': 'bool', 'values': [False, False, False, False, False]}]], 'kwargs': {}},
     {'args': [{'t': [5, 5, 5], 'dtype': 'float32', 'range': [-8.97458267211914, 8.773387908935547]}, [{'t': [2], 'dtype': 'int64', 'values': [1, 2]}]], 'kwargs': {}},
     {'args': [{'t': [5, 5, 5], 'dtype': 'float32', 'range': [-8.97458267211914, 8.773387908935547]}, [{'t': [3], 'dtype': 'int64', 'values': [0, 2, 3]}, {'t': [3], 'dtype': 'int64', 'values': [1, 3, 3]}, {'t': [3], 'dtype': 'int64', 'values': [0, 0, 2]}]], 'kwargs': {}},
     {'args': [{'t': [5, 5, 5], 'dtype': 'float32', 'range': [-8.97458267211914, 8.773387908935547]}, [{'t': [3], 'dtype': 'int64', 'values': [0, 0, 3]}, {'t': [3], 'dtype': 'int64', 'values': [1, 1, 3]}, {'t': [3], 'dtype': 'int64', 'values': [0, 0, 2]}]], 'kwargs': {}},
@@ -43,6 +102,10 @@ CALLS = [
     {'args': [{'t': [5, 5, 5], 'dtype': 'float32', 'range': [-8.97458267211914, 8.773387908935547]}, [{'t': [2], 'dtype': 'int64', 'values': [0, 1]}]], 'kwargs': {}},
     {'args': [{'t': [5, 5, 5], 'dtype': 'float32', 'range': [-8.97458267211914, 8.773387908935547]}, [{'t': [5], 'dtype': 'bool', 'values': [True, True, False, True, False]}]], 'kwargs': {}},
     {'args': [{'t': [5, 5, 5, 5], 'dtype': 'float32', 'range': [-8.988519668579102, 8.963968276977539]}, [None, {'t': [2], 'dtype': 'int64', 'values': [0, 1]}, None, {'t': [2], 'dtype': 'int64', 'values': [0, 1]}]], 'kwargs': {}},
+    {'args': [{'t': [5, 5], 'dtype': 'float32', 'range': [-1.4948757886886597, 1.477784276008606]}, [{'t': [1], 'dtype': 'int64', 'values': [2]}]], 'kwargs': {}},
+    {'args': [{'t': [5, 5], 'dtype': 'float32', 'range': [-2.3331661224365234, 1.5984976291656494]}, [{'t': [5], 'dtype': 'bool', 'values': [True, True, False, True, False]}]], 'kwargs': {}},
+    {'args': [{'t': [5, 5], 'dtype': 'float32', 'range': [-1.182086706161499, 2.6616761684417725]}, [{'t': [2], 'dtype': 'int64', 'values': [2, 1]}]], 'kwargs': {}},
+    {'args': [{'t': [5, 5], 'dtype': 'float32', 'range': [-2.090078115463257, 0.9710890650749207]}, [{'t': [5], 'dtype': 'bool', 'values': [False, False, False, False, False]}]], 'kwargs': {}},
 ]
 
 

@@ -1,7 +1,7 @@
 """aten::index_add.default: the ATen operator, called as the traced models call it.
 
-Timed on the 3 most called distinct traced calls (SHAPE_CASES); checked on those and on 19 calls
-that OpInfo samples (index_add, index_select) make (CHECK_CASES). Traced in: kernelevolve.aten.recipes:longformer (train), kernelevolve.aten.recipes:xlnet (train).
+Timed on the 4 most called distinct traced calls (SHAPE_CASES); checked on those and on 19 calls
+that OpInfo samples (index_add, index_select) make (CHECK_CASES), and on GPUs on 38 of those again in bfloat16 or float16. Traced in: kernelevolve.aten.recipes:longformer (train), kernelevolve.aten.recipes:switch_transformers (train), kernelevolve.aten.recipes:xlnet (train).
 The inputs are the call's positional arguments, then its keyword arguments as one dict (docs/aten.md).
 """
 
@@ -16,19 +16,83 @@ ATEN_VARIANTS = ['aten::index_add_.default', 'aten::index_add.out']
 TRACED_SHARE = 0.005668  # its largest share of a traced step's time
 
 CASE = 0
-SHAPE_CASES = [{'CASE': 0}, {'CASE': 1}, {'CASE': 2}]
-CHECK_CASES = [{'CASE': 3}, {'CASE': 4}, {'CASE': 5}, {'CASE': 6}, {'CASE': 7}, {'CASE': 8}, {'CASE': 9}, {'CASE': 10}, {'CASE': 11}, {'CASE': 12}, {'CASE': 13}, {'CASE': 14}, {'CASE': 15}, {'CASE': 16}, {'CASE': 17}, {'CASE': 18}, {'CASE': 19}, {'CASE': 20}, {'CASE': 21}]
+SHAPE_CASES = [{'CASE': 0}, {'CASE': 1}, {'CASE': 2}, {'CASE': 3}]
+DTYPE = torch.float32
+DEVICE_TYPES = None  # every device; a half-precision check case binds ['cuda']
+CHECK_CASES = [
+    {'CASE': 4},
+    {'CASE': 5},
+    {'CASE': 6},
+    {'CASE': 7},
+    {'CASE': 8},
+    {'CASE': 9},
+    {'CASE': 10},
+    {'CASE': 11},
+    {'CASE': 12},
+    {'CASE': 13},
+    {'CASE': 14},
+    {'CASE': 15},
+    {'CASE': 16},
+    {'CASE': 17},
+    {'CASE': 18},
+    {'CASE': 19},
+    {'CASE': 20},
+    {'CASE': 21},
+    {'CASE': 22},
+    {'CASE': 4, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 5, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 6, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 7, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 8, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 9, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 10, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 11, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 12, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 13, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 14, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 15, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 16, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 17, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 18, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 19, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 20, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 21, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 22, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 4, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 5, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 6, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 7, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 8, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 9, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 10, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 11, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 12, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 13, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 14, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 15, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 16, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 17, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 18, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 19, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 20, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 21, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 22, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+]
 CALLS = [
     {'args': [{'t': [491520], 'dtype': 'float32', 'range': [0.0, 0.0], 'sorted': True}, 0, {'t': [1179648], 'dtype': 'int64', 'range': [0, 491519]}, {'t': [1179648], 'dtype': 'float32', 'range': [-0.00038475796463899314, 0.0003634184831753373]}], 'kwargs': {}},
     {'args': [{'t': [393216], 'dtype': 'float32', 'range': [0.0, 0.0], 'sorted': True}, 0, {'t': [688128], 'dtype': 'int64', 'range': [0, 393215]}, {'t': [688128], 'dtype': 'float32', 'range': [-0.000154939538333565, 0.00015135626017581671]}], 'kwargs': {}},
-    {'args': [{'t': [2, 12, 128, 255], 'dtype': 'float32', 'range': [0.0, 0.0], 'sorted': True}, 3, {'t': [128], 'dtype': 'int64', 'range': [0, 127], 'sorted': True}, {'t': [2, 12, 128, 128], 'dtype': 'float32', 'range': [-3.193401099110815e-08, 4.4473150495605296e-08]}], 'kwargs': {}},
+    {'args': [{'t': [256, 512], 'dtype': 'float32', 'range': [0.0, 0.0], 'sorted': True}, 0, {'t': [24], 'dtype': 'int64', 'offset': 24, 'range': [7, 253], 'sorted': True}, {'t': [24, 512], 'dtype': 'float32', 'range': [-5.409852027893066, 5.583038806915283]}], 'kwargs': {}},
+    {'args': [{'t': [256, 512], 'dtype': 'float32', 'range': [-5.409852027893066, 5.583038806915283]}, 0, {'t': [31], 'dtype': 'int64', 'offset': 31, 'range': [0, 255], 'sorted': True}, {'t': [31, 512], 'dtype': 'float32', 'range': [-5.692906379699707, 5.7986273765563965]}], 'kwargs': {}},
+    {'args': [{'t': [], 'dtype': 'float32', 'range': [0.0, 0.0]}, 0, {'t': [1], 'dtype': 'int64', 'offset': 1, 'values': [0]}, {'t': [], 'dtype': 'float32', 'range': [-0.6445541977882385, -0.6445541977882385]}], 'kwargs': {}},
+    {'args': [{'t': [1], 'dtype': 'float32', 'range': [0.0, 0.0]}, 0, {'t': [1], 'dtype': 'int64', 'offset': 1, 'values': [0]}, {'t': [1], 'dtype': 'float32', 'range': [-1.0341333150863647, -1.0341333150863647]}], 'kwargs': {}},
+    {'args': [{'t': [5, 5], 'dtype': 'float32', 'range': [0.0, 0.0], 'sorted': True}, -1, {'t': [5], 'dtype': 'int64', 'stride': [2], 'offset': 1, 'values': [0, 0, 0, 0, 0]}, {'t': [5, 5], 'dtype': 'float32', 'range': [-2.014254570007324, 1.81693696975708]}], 'kwargs': {}},
     {'args': [{'t': [], 'dtype': 'float32', 'offset': 1, 'range': [1.0, 1.0]}, 0, {'t': [1], 'dtype': 'int64', 'offset': 1, 'values': [0]}, {'t': [], 'dtype': 'float32', 'offset': 1, 'range': [1.0, 1.0]}], 'kwargs': {'alpha': -1}},
     {'args': [{'t': [], 'dtype': 'float32', 'offset': 1, 'range': [1.0, 1.0]}, 0, {'t': [1], 'dtype': 'int64', 'offset': 1, 'values': [0]}, {'t': [], 'dtype': 'float32', 'offset': 1, 'range': [1.0, 1.0]}], 'kwargs': {'alpha': 0}},
     {'args': [{'t': [], 'dtype': 'float32', 'offset': 1, 'range': [1.0, 1.0]}, 0, {'t': [1], 'dtype': 'int64', 'offset': 1, 'values': [0]}, {'t': [], 'dtype': 'float32', 'offset': 1, 'range': [1.0, 1.0]}], 'kwargs': {'alpha': 2}},
     {'args': [{'t': [1], 'dtype': 'float32', 'offset': 1, 'range': [1.0, 1.0]}, 0, {'t': [1], 'dtype': 'int64', 'offset': 1, 'values': [0]}, {'t': [1], 'dtype': 'float32', 'offset': 1, 'range': [1.0, 1.0]}], 'kwargs': {'alpha': -1}},
-    {'args': [{'t': [], 'dtype': 'float32', 'range': [0.0, 0.0]}, 0, {'t': [1], 'dtype': 'int64', 'offset': 1, 'values': [0]}, {'t': [], 'dtype': 'float32', 'range': [-0.6445541977882385, -0.6445541977882385]}], 'kwargs': {}},
-    {'args': [{'t': [1], 'dtype': 'float32', 'range': [0.0, 0.0]}, 0, {'t': [1], 'dtype': 'int64', 'offset': 1, 'values': [0]}, {'t': [1], 'dtype': 'float32', 'range': [-1.0341333150863647, -1.0341333150863647]}], 'kwargs': {}},
-    {'args': [{'t': [5, 5], 'dtype': 'float32', 'range': [0.0, 0.0], 'sorted': True}, -1, {'t': [5], 'dtype': 'int64', 'stride': [2], 'offset': 1, 'values': [0, 0, 0, 0, 0]}, {'t': [5, 5], 'dtype': 'float32', 'range': [-2.014254570007324, 1.81693696975708]}], 'kwargs': {}},
+    {'args': [{'t': [], 'dtype': 'float32', 'range': [0.0, 0.0]}, 0, {'t': [1], 'dtype': 'int64', 'values': [0]}, {'t': [], 'dtype': 'float32', 'range': [0.0461304634809494, 0.0461304634809494]}], 'kwargs': {}},
+    {'args': [{'t': [1], 'dtype': 'float32', 'range': [0.0, 0.0]}, 0, {'t': [1], 'dtype': 'int64', 'values': [0]}, {'t': [1], 'dtype': 'float32', 'range': [0.4024028182029724, 0.4024028182029724]}], 'kwargs': {}},
+    {'args': [{'t': [5, 5], 'dtype': 'float32', 'range': [0.0, 0.0], 'sorted': True}, -1, {'t': [5], 'dtype': 'int64', 'values': [0, 0, 0, 0, 0]}, {'t': [5, 5], 'dtype': 'float32', 'range': [-1.4948757886886597, 1.8408576250076294]}], 'kwargs': {}},
     {'args': [{'t': [], 'dtype': 'float32', 'range': [1.0, 1.0]}, 0, {'t': [1], 'dtype': 'int64', 'values': [0]}, {'t': [], 'dtype': 'float32', 'range': [1.0, 1.0]}], 'kwargs': {'alpha': -1}},
     {'args': [{'t': [], 'dtype': 'float32', 'range': [1.0, 1.0]}, 0, {'t': [1], 'dtype': 'int64', 'values': [0]}, {'t': [], 'dtype': 'float32', 'range': [1.0, 1.0]}], 'kwargs': {'alpha': 0}},
     {'args': [{'t': [], 'dtype': 'float32', 'range': [1.0, 1.0]}, 0, {'t': [1], 'dtype': 'int64', 'values': [0]}, {'t': [], 'dtype': 'float32', 'range': [1.0, 1.0]}], 'kwargs': {'alpha': 2}},
@@ -38,9 +102,6 @@ CALLS = [
     {'args': [{'t': [5, 5], 'dtype': 'float32', 'range': [1.0, 1.0], 'sorted': True}, -1, {'t': [5], 'dtype': 'int64', 'values': [0, 0, 0, 0, 0]}, {'t': [5, 5], 'dtype': 'float32', 'range': [1.0, 1.0], 'sorted': True}], 'kwargs': {'alpha': -1}},
     {'args': [{'t': [5, 5], 'dtype': 'float32', 'range': [1.0, 1.0], 'sorted': True}, -1, {'t': [5], 'dtype': 'int64', 'values': [0, 0, 0, 0, 0]}, {'t': [5, 5], 'dtype': 'float32', 'range': [1.0, 1.0], 'sorted': True}], 'kwargs': {'alpha': 0}},
     {'args': [{'t': [5, 5], 'dtype': 'float32', 'range': [1.0, 1.0], 'sorted': True}, -1, {'t': [5], 'dtype': 'int64', 'values': [0, 0, 0, 0, 0]}, {'t': [5, 5], 'dtype': 'float32', 'range': [1.0, 1.0], 'sorted': True}], 'kwargs': {'alpha': 2}},
-    {'args': [{'t': [], 'dtype': 'float32', 'range': [0.0, 0.0]}, 0, {'t': [1], 'dtype': 'int64', 'values': [0]}, {'t': [], 'dtype': 'float32', 'range': [0.0461304634809494, 0.0461304634809494]}], 'kwargs': {}},
-    {'args': [{'t': [1], 'dtype': 'float32', 'range': [0.0, 0.0]}, 0, {'t': [1], 'dtype': 'int64', 'values': [0]}, {'t': [1], 'dtype': 'float32', 'range': [0.4024028182029724, 0.4024028182029724]}], 'kwargs': {}},
-    {'args': [{'t': [5, 5], 'dtype': 'float32', 'range': [0.0, 0.0], 'sorted': True}, -1, {'t': [5], 'dtype': 'int64', 'values': [0, 0, 0, 0, 0]}, {'t': [5, 5], 'dtype': 'float32', 'range': [-1.4948757886886597, 1.8408576250076294]}], 'kwargs': {}},
 ]
 
 

@@ -1,7 +1,7 @@
 """aten::index_put.default: the ATen operator, called as the traced models call it.
 
 Timed on the 4 most called distinct traced calls (SHAPE_CASES); checked on those and on 24 calls
-that OpInfo samples (__getitem__, index_put) make (CHECK_CASES). Traced in: kernelevolve.aten.recipes:beit (train), kernelevolve.aten.recipes:clip (train), kernelevolve.aten.recipes:coatnet (train), kernelevolve.aten.recipes:dlrm (train), kernelevolve.aten.recipes:levit (train), kernelevolve.aten.recipes:longformer (forward), kernelevolve.aten.recipes:longformer (train), kernelevolve.aten.recipes:mixtral (forward), kernelevolve.aten.recipes:mixtral (train), kernelevolve.aten.recipes:qwen2_moe (forward), kernelevolve.aten.recipes:qwen2_moe (train), kernelevolve.aten.recipes:swin_tiny (train), kernelevolve.aten.recipes:wav2vec2 (train), kernelevolve.aten.recipes:whisper (train).
+that OpInfo samples (__getitem__, index_put) make (CHECK_CASES), and on GPUs on 48 of those again in bfloat16 or float16. Traced in: kernelevolve.aten.recipes:beit (train), kernelevolve.aten.recipes:clip (train), kernelevolve.aten.recipes:coatnet (train), kernelevolve.aten.recipes:dlrm (train), kernelevolve.aten.recipes:dlrm_criteo (train), kernelevolve.aten.recipes:levit (train), kernelevolve.aten.recipes:longformer (forward), kernelevolve.aten.recipes:longformer (train), kernelevolve.aten.recipes:mixtral (forward), kernelevolve.aten.recipes:mixtral (train), kernelevolve.aten.recipes:qwen2_moe (forward), kernelevolve.aten.recipes:qwen2_moe (train), kernelevolve.aten.recipes:swin_tiny (train), kernelevolve.aten.recipes:switch_transformers (train), kernelevolve.aten.recipes:wav2vec2 (train), kernelevolve.aten.recipes:wav2vec2_conformer (train), kernelevolve.aten.recipes:whisper (train).
 The inputs are the call's positional arguments, then its keyword arguments as one dict (docs/aten.md).
 """
 
@@ -17,7 +17,82 @@ TRACED_SHARE = 2.4e-05  # its largest share of a traced step's time
 
 CASE = 0
 SHAPE_CASES = [{'CASE': 0}, {'CASE': 1}, {'CASE': 2}, {'CASE': 3}]
-CHECK_CASES = [{'CASE': 4}, {'CASE': 5}, {'CASE': 6}, {'CASE': 7}, {'CASE': 8}, {'CASE': 9}, {'CASE': 10}, {'CASE': 11}, {'CASE': 12}, {'CASE': 13}, {'CASE': 14}, {'CASE': 15}, {'CASE': 16}, {'CASE': 17}, {'CASE': 18}, {'CASE': 19}, {'CASE': 20}, {'CASE': 21}, {'CASE': 22}, {'CASE': 23}, {'CASE': 24}, {'CASE': 25}, {'CASE': 26}, {'CASE': 27}]
+DTYPE = torch.float32
+DEVICE_TYPES = None  # every device; a half-precision check case binds ['cuda']
+CHECK_CASES = [
+    {'CASE': 4},
+    {'CASE': 5},
+    {'CASE': 6},
+    {'CASE': 7},
+    {'CASE': 8},
+    {'CASE': 9},
+    {'CASE': 10},
+    {'CASE': 11},
+    {'CASE': 12},
+    {'CASE': 13},
+    {'CASE': 14},
+    {'CASE': 15},
+    {'CASE': 16},
+    {'CASE': 17},
+    {'CASE': 18},
+    {'CASE': 19},
+    {'CASE': 20},
+    {'CASE': 21},
+    {'CASE': 22},
+    {'CASE': 23},
+    {'CASE': 24},
+    {'CASE': 25},
+    {'CASE': 26},
+    {'CASE': 27},
+    {'CASE': 4, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 5, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 6, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 7, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 8, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 9, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 10, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 11, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 12, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 13, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 14, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 15, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 16, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 17, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 18, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 19, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 20, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 21, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 22, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 23, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 24, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 25, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 26, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 27, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 4, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 5, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 6, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 7, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 8, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 9, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 10, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 11, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 12, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 13, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 14, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 15, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 16, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 17, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 18, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 19, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 20, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 21, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 22, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 23, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 24, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 25, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 26, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 27, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+]
 CALLS = [
     {'args': [{'t': [8, 16], 'dtype': 'float32', 'range': [0.0, 0.0], 'sorted': True}, [None, {'t': [16, 16], 'dtype': 'int64', 'range': [0, 15]}], {'t': [8, 16, 16], 'dtype': 'float32', 'range': [0.0, 0.0], 'sorted': True}, True], 'kwargs': {}},
     {'args': [{'t': [6, 49], 'dtype': 'float32', 'range': [0.0, 0.0], 'sorted': True}, [None, {'t': [49, 49], 'dtype': 'int64', 'range': [0, 48]}], {'t': [6, 49, 49], 'dtype': 'float32', 'range': [0.0, 0.0], 'sorted': True}, True], 'kwargs': {}},
@@ -29,12 +104,6 @@ CALLS = [
     {'args': [{'t': [5, 5], 'dtype': 'float32', 'range': [-1.936988115310669, 1.711445689201355]}, [{'t': [5], 'dtype': 'bool', 'stride': [2], 'offset': 1, 'values': [True, True, False, True, False]}], {'t': [5], 'dtype': 'float32', 'range': [0.0, 0.0], 'sorted': True}], 'kwargs': {}},
     {'args': [{'t': [5, 5], 'dtype': 'float32', 'stride': [10, 2], 'offset': 1, 'range': [-8.478373527526855, 8.397199630737305]}, [{'t': [2], 'dtype': 'int64', 'stride': [2], 'offset': 1, 'values': [2, 1]}], {'t': [2, 5], 'dtype': 'float32', 'stride': [10, 2], 'offset': 1, 'range': [-6.255067825317383, 6.185064315795898]}, True], 'kwargs': {}},
     {'args': [{'t': [5, 5], 'dtype': 'float32', 'stride': [10, 2], 'offset': 1, 'range': [-8.478373527526855, 8.397199630737305]}, [{'t': [5], 'dtype': 'bool', 'stride': [2], 'offset': 1, 'values': [False, False, False, False, False]}], {'t': [5], 'dtype': 'float32', 'stride': [2], 'offset': 1, 'range': [-6.255067825317383, 5.1154985427856445]}, True], 'kwargs': {}},
-    {'args': [{'t': [5, 5], 'dtype': 'float32', 'range': [-8.478373527526855, 8.397199630737305]}, [{'t': [1], 'dtype': 'int64', 'values': [2]}], {'t': [1, 5], 'dtype': 'float32', 'range': [-6.255067825317383, 5.1154985427856445]}], 'kwargs': {}},
-    {'args': [{'t': [5, 5], 'dtype': 'float32', 'range': [-1.4948757886886597, 1.477784276008606]}, [{'t': [1], 'dtype': 'int64', 'values': [2]}], {'t': [1, 5], 'dtype': 'float32', 'range': [0.0, 0.0], 'sorted': True}], 'kwargs': {}},
-    {'args': [{'t': [5, 5], 'dtype': 'float32', 'range': [-6.255067825317383, 8.397199630737305]}, [{'t': [5], 'dtype': 'bool', 'values': [True, True, False, True, False]}], {'t': [5], 'dtype': 'float32', 'range': [-8.97458267211914, 8.210625648498535]}], 'kwargs': {}},
-    {'args': [{'t': [5, 5], 'dtype': 'float32', 'range': [-2.3331661224365234, 1.5984976291656494]}, [{'t': [5], 'dtype': 'bool', 'values': [True, True, False, True, False]}], {'t': [5], 'dtype': 'float32', 'range': [0.0, 0.0], 'sorted': True}], 'kwargs': {}},
-    {'args': [{'t': [5, 5], 'dtype': 'float32', 'range': [-8.478373527526855, 8.397199630737305]}, [{'t': [2], 'dtype': 'int64', 'values': [2, 1]}], {'t': [2, 5], 'dtype': 'float32', 'range': [-6.255067825317383, 6.185064315795898]}, True], 'kwargs': {}},
-    {'args': [{'t': [5, 5], 'dtype': 'float32', 'range': [-8.478373527526855, 8.397199630737305]}, [{'t': [5], 'dtype': 'bool', 'values': [False, False, False, False, False]}], {'t': [5], 'dtype': 'float32', 'range': [-6.255067825317383, 5.1154985427856445]}, True], 'kwargs': {}},
     {'args': [{'t': [5, 5, 5], 'dtype': 'float32', 'range': [0.0, 0.0], 'sorted': True}, [{'t': [2], 'dtype': 'int64', 'values': [1, 2]}], {'t': [2, 5, 5], 'dtype': 'float32', 'range': [-2.014254570007324, 1.215756893157959]}, True], 'kwargs': {}},
     {'args': [{'t': [5, 5, 5], 'dtype': 'float32', 'range': [0.0, 0.0], 'sorted': True}, [{'t': [3], 'dtype': 'int64', 'values': [0, 2, 3]}, {'t': [3], 'dtype': 'int64', 'values': [1, 3, 3]}, {'t': [3], 'dtype': 'int64', 'values': [0, 0, 2]}], {'t': [3], 'dtype': 'float32', 'range': [-1.1389366388320923, 0.72536700963974], 'sorted': True}, True], 'kwargs': {}},
     {'args': [{'t': [5, 5, 5], 'dtype': 'float32', 'range': [0.0, 0.0], 'sorted': True}, [{'t': [3], 'dtype': 'int64', 'values': [0, 0, 3]}, {'t': [3], 'dtype': 'int64', 'values': [1, 1, 3]}, {'t': [3], 'dtype': 'int64', 'values': [0, 0, 2]}], {'t': [3], 'dtype': 'float32', 'range': [-0.6669619679450989, 1.6482021808624268]}, True], 'kwargs': {}},
@@ -47,6 +116,12 @@ CALLS = [
     {'args': [{'t': [5, 5, 5], 'dtype': 'float32', 'range': [0.0, 0.0], 'sorted': True}, [{'t': [2], 'dtype': 'int64', 'values': [0, 3]}], {'t': [2, 5, 5], 'dtype': 'float32', 'range': [-2.6981115341186523, 2.790649652481079]}, True], 'kwargs': {}},
     {'args': [{'t': [5, 5, 5], 'dtype': 'float32', 'range': [0.0, 0.0], 'sorted': True}, [{'t': [3], 'dtype': 'int64', 'values': [0, 2, 3]}, {'t': [3], 'dtype': 'int64', 'values': [1, 3, 3]}, {'t': [3], 'dtype': 'int64', 'values': [0, 0, 2]}], {'t': [3], 'dtype': 'float32', 'range': [-1.2860276699066162, 0.19136518239974976]}, True], 'kwargs': {}},
     {'args': [{'t': [5, 5, 5], 'dtype': 'float32', 'range': [0.0, 0.0], 'sorted': True}, [{'t': [2], 'dtype': 'int64', 'values': [0, 1]}], {'t': [2, 5, 5], 'dtype': 'float32', 'range': [-1.6375645399093628, 1.2123730182647705]}, True], 'kwargs': {}},
+    {'args': [{'t': [5, 5, 5], 'dtype': 'float32', 'range': [0.0, 0.0], 'sorted': True}, [{'t': [5], 'dtype': 'bool', 'values': [True, True, False, True, False]}], {'t': [3, 5, 5], 'dtype': 'float32', 'range': [-2.032304525375366, 2.453369140625]}, True], 'kwargs': {}},
+    {'args': [{'t': [5, 5, 5, 5], 'dtype': 'float32', 'range': [0.0, 0.0], 'sorted': True}, [None, {'t': [2], 'dtype': 'int64', 'values': [0, 1]}, None, {'t': [2], 'dtype': 'int64', 'values': [0, 1]}], {'t': [2, 5, 5], 'dtype': 'float32', 'range': [-1.963799238204956, 1.7371331453323364]}, True], 'kwargs': {}},
+    {'args': [{'t': [5, 5, 5], 'dtype': 'float32', 'range': [0.0, 0.0], 'sorted': True}, [{'t': [2], 'dtype': 'int64', 'values': [1, 2]}], {'t': [2, 5, 5], 'dtype': 'float32', 'range': [-2.670578956604004, 2.189570903778076]}, True], 'kwargs': {}},
+    {'args': [{'t': [5, 5, 5], 'dtype': 'float32', 'range': [0.0, 0.0], 'sorted': True}, [{'t': [3], 'dtype': 'int64', 'values': [0, 2, 3]}, {'t': [3], 'dtype': 'int64', 'values': [1, 3, 3]}, {'t': [3], 'dtype': 'int64', 'values': [0, 0, 2]}], {'t': [3], 'dtype': 'float32', 'range': [-0.698845624923706, -0.09951112419366837]}, True], 'kwargs': {}},
+    {'args': [{'t': [5, 5], 'dtype': 'float32', 'range': [-8.478373527526855, 8.397199630737305]}, [{'t': [1], 'dtype': 'int64', 'values': [2]}], {'t': [1, 5], 'dtype': 'float32', 'range': [-6.255067825317383, 5.1154985427856445]}], 'kwargs': {}},
+    {'args': [{'t': [5, 5], 'dtype': 'float32', 'range': [-1.4948757886886597, 1.477784276008606]}, [{'t': [1], 'dtype': 'int64', 'values': [2]}], {'t': [1, 5], 'dtype': 'float32', 'range': [0.0, 0.0], 'sorted': True}], 'kwargs': {}},
 ]
 
 

@@ -1,7 +1,7 @@
 """aten::le.Tensor: the ATen operator, called as the traced models call it.
 
-Timed on the 3 most called distinct traced calls (SHAPE_CASES); checked on those and on 24 calls
-that OpInfo samples (le) make (CHECK_CASES). Traced in: kernelevolve.aten.recipes:bart (forward), kernelevolve.aten.recipes:bart (train), kernelevolve.aten.recipes:bloom (forward), kernelevolve.aten.recipes:bloom (train), kernelevolve.aten.recipes:gemma (forward), kernelevolve.aten.recipes:gemma (train), kernelevolve.aten.recipes:gpt2 (forward), kernelevolve.aten.recipes:gpt2 (train), kernelevolve.aten.recipes:gpt_neox (forward), kernelevolve.aten.recipes:gpt_neox (train), kernelevolve.aten.recipes:llama (forward), kernelevolve.aten.recipes:llama (train), kernelevolve.aten.recipes:mistral (forward), kernelevolve.aten.recipes:mistral (train), kernelevolve.aten.recipes:mixtral (forward), kernelevolve.aten.recipes:mixtral (train), kernelevolve.aten.recipes:phi (forward), kernelevolve.aten.recipes:phi (train), kernelevolve.aten.recipes:qwen2_moe (forward), kernelevolve.aten.recipes:qwen2_moe (train), kernelevolve.aten.recipes:whisper (forward), kernelevolve.aten.recipes:whisper (train).
+Timed on the 4 most called distinct traced calls (SHAPE_CASES); checked on those and on 24 calls
+that OpInfo samples (clamp, le) make (CHECK_CASES), and on GPUs on 48 of those again in bfloat16 or float16. Traced in: kernelevolve.aten.recipes:bart (forward), kernelevolve.aten.recipes:bart (train), kernelevolve.aten.recipes:bloom (forward), kernelevolve.aten.recipes:bloom (train), kernelevolve.aten.recipes:gemma (forward), kernelevolve.aten.recipes:gemma (train), kernelevolve.aten.recipes:gpt2 (forward), kernelevolve.aten.recipes:gpt2 (train), kernelevolve.aten.recipes:gpt2_adamw (forward), kernelevolve.aten.recipes:gpt2_sample (forward), kernelevolve.aten.recipes:gpt_neox (forward), kernelevolve.aten.recipes:gpt_neox (train), kernelevolve.aten.recipes:llama (forward), kernelevolve.aten.recipes:llama (train), kernelevolve.aten.recipes:mistral (forward), kernelevolve.aten.recipes:mistral (train), kernelevolve.aten.recipes:mixtral (forward), kernelevolve.aten.recipes:mixtral (train), kernelevolve.aten.recipes:phi (forward), kernelevolve.aten.recipes:phi (train), kernelevolve.aten.recipes:qwen2_moe (forward), kernelevolve.aten.recipes:qwen2_moe (train), kernelevolve.aten.recipes:speech_to_text (train), kernelevolve.aten.recipes:switch_transformers (train), kernelevolve.aten.recipes:time_series_transformer (train), kernelevolve.aten.recipes:whisper (forward), kernelevolve.aten.recipes:whisper (train).
 The inputs are the call's positional arguments, then its keyword arguments as one dict (docs/aten.md).
 """
 
@@ -13,15 +13,93 @@ from kernelevolve.aten.spec import build_call
 
 ATEN_OPERATOR = 'aten::le.Tensor'
 ATEN_VARIANTS = ['aten::le_.Tensor', 'aten::le.Tensor_out']
-TRACED_SHARE = 6.4e-05  # its largest share of a traced step's time
+TRACED_SHARE = 0.004428  # its largest share of a traced step's time
 
 CASE = 0
-SHAPE_CASES = [{'CASE': 0}, {'CASE': 1}, {'CASE': 2}]
-CHECK_CASES = [{'CASE': 3}, {'CASE': 4}, {'CASE': 5}, {'CASE': 6}, {'CASE': 7}, {'CASE': 8}, {'CASE': 9}, {'CASE': 10}, {'CASE': 11}, {'CASE': 12}, {'CASE': 13}, {'CASE': 14}, {'CASE': 15}, {'CASE': 16}, {'CASE': 17}, {'CASE': 18}, {'CASE': 19}, {'CASE': 20}, {'CASE': 21}, {'CASE': 22}, {'CASE': 23}, {'CASE': 24}, {'CASE': 25}, {'CASE': 26}]
+SHAPE_CASES = [{'CASE': 0}, {'CASE': 1}, {'CASE': 2}, {'CASE': 3}]
+DTYPE = torch.float32
+DEVICE_TYPES = None  # every device; a half-precision check case binds ['cuda']
+CHECK_CASES = [
+    {'CASE': 4},
+    {'CASE': 5},
+    {'CASE': 6},
+    {'CASE': 7},
+    {'CASE': 8},
+    {'CASE': 9},
+    {'CASE': 10},
+    {'CASE': 11},
+    {'CASE': 12},
+    {'CASE': 13},
+    {'CASE': 14},
+    {'CASE': 15},
+    {'CASE': 16},
+    {'CASE': 17},
+    {'CASE': 18},
+    {'CASE': 19},
+    {'CASE': 20},
+    {'CASE': 21},
+    {'CASE': 22},
+    {'CASE': 23},
+    {'CASE': 24},
+    {'CASE': 25},
+    {'CASE': 26},
+    {'CASE': 27},
+    {'CASE': 4, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 5, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 6, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 7, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 8, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 9, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 10, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 11, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 12, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 13, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 14, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 15, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 16, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 17, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 18, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 19, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 20, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 21, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 22, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 23, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 24, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 25, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 26, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 27, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 4, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 5, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 6, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 7, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 8, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 9, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 10, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 11, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 12, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 13, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 14, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 15, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 16, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 17, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 18, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 19, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 20, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 21, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 22, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 23, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 24, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 25, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 26, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 27, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+]
 CALLS = [
     {'args': [{'t': [1, 1, 1, 128], 'dtype': 'int64', 'range': [0, 127], 'sorted': True}, {'t': [1, 1, 128, 1], 'dtype': 'int64', 'range': [0, 127]}], 'kwargs': {}},
     {'args': [{'t': [1, 1, 1, 64], 'dtype': 'int64', 'range': [0, 63], 'sorted': True}, {'t': [1, 1, 64, 1], 'dtype': 'int64', 'range': [0, 63]}], 'kwargs': {}},
     {'args': [{'t': [1, 1, 1, 32], 'dtype': 'int64', 'range': [0, 31], 'sorted': True}, {'t': [1, 1, 32, 1], 'dtype': 'int64', 'range': [0, 31]}], 'kwargs': {}},
+    {'args': [{'t': [1, 1, 1, 129], 'dtype': 'int64', 'range': [0, 128], 'sorted': True}, {'t': [1, 1, 1, 1], 'dtype': 'int64', 'range': [128, 128]}], 'kwargs': {}},
+    {'args': [{'t': [5, 10, 5], 'dtype': 'float32', 'stride': [100, 10, 2], 'offset': 1, 'range': [-8.988519668579102, 8.963968276977539]}, {'t': [5, 10, 5], 'dtype': 'float32', 'stride': [100, 10, 2], 'offset': 1, 'range': [-8.869424819946289, 8.954675674438477]}], 'kwargs': {}},
+    {'args': [{'t': [5, 10, 5], 'dtype': 'float32', 'stride': [100, 10, 2], 'offset': 1, 'range': [-8.988519668579102, 8.963968276977539]}, {'t': [10, 5], 'dtype': 'float32', 'stride': [10, 2], 'offset': 1, 'range': [-7.530536651611328, 8.246907234191895]}], 'kwargs': {}},
     {'args': [{'t': [0, 1, 3], 'dtype': 'float32'}, {'t': [0, 10, 3], 'dtype': 'float32'}], 'kwargs': {}},
     {'args': [{'t': [0], 'dtype': 'float32'}, {'t': [0], 'dtype': 'float32'}], 'kwargs': {}},
     {'args': [{'t': [1, 0, 3], 'dtype': 'float32'}, {'t': [1, 0, 3], 'dtype': 'float32'}], 'kwargs': {}},
@@ -32,20 +110,18 @@ CALLS = [
     {'args': [{'t': [3, 2], 'dtype': 'float32', 'stride': [4, 2], 'offset': 1, 'range': [-3.033684730529785, 3.611605167388916]}, {'t': [2], 'dtype': 'float32', 'stride': [2], 'offset': 1, 'range': [3.270799398422241, 5.774446487426758]}], 'kwargs': {}},
     {'args': [{'t': [1, 3, 2], 'dtype': 'float32', 'stride': [12, 4, 2], 'offset': 1, 'range': [-3.033684730529785, 3.611605167388916]}, {'t': [2], 'dtype': 'float32', 'stride': [2], 'offset': 1, 'range': [3.270799398422241, 5.774446487426758]}], 'kwargs': {}},
     {'args': [{'t': [1, 3, 2], 'dtype': 'float32', 'stride': [12, 4, 2], 'offset': 1, 'range': [-3.033684730529785, 3.611605167388916]}, {'t': [3, 2], 'dtype': 'float32', 'stride': [4, 2], 'offset': 1, 'range': [-3.522088050842285, 5.774446487426758]}], 'kwargs': {}},
-    {'args': [{'t': [3, 1, 2], 'dtype': 'float32', 'stride': [4, 4, 2], 'offset': 1, 'range': [-3.033684730529785, 3.611605167388916]}, {'t': [3, 2], 'dtype': 'float32', 'stride': [4, 2], 'offset': 1, 'range': [-3.522088050842285, 5.774446487426758]}], 'kwargs': {}},
-    {'args': [{'t': [2, 3, 2], 'dtype': 'float32', 'stride': [12, 4, 2], 'offset': 1, 'range': [-3.522088050842285, 5.774446487426758]}, {'t': [], 'dtype': 'float32', 'range': [8.397199630737305, 8.397199630737305]}], 'kwargs': {}},
+    {'args': [{'t': [5, 10, 5], 'dtype': 'float32', 'range': [-8.988519668579102, 8.963968276977539]}, {'t': [5, 10, 5], 'dtype': 'float32', 'range': [-8.869424819946289, 8.954675674438477]}], 'kwargs': {}},
+    {'args': [{'t': [5, 10, 5], 'dtype': 'float32', 'range': [-8.988519668579102, 8.963968276977539]}, {'t': [10, 5], 'dtype': 'float32', 'range': [-7.530536651611328, 8.246907234191895]}], 'kwargs': {}},
+    {'args': [{'t': [4, 4], 'dtype': 'float32', 'range': [-8.478373527526855, 5.774446487426758]}, {'t': [4, 4], 'dtype': 'float32', 'range': [-6.255067825317383, 8.397199630737305]}], 'kwargs': {}},
+    {'args': [{'t': [4, 4], 'dtype': 'float32', 'range': [-8.478373527526855, 5.774446487426758]}, {'t': [1, 4, 4], 'dtype': 'float32', 'range': [-6.255067825317383, 8.397199630737305]}], 'kwargs': {}},
+    {'args': [{'t': [4, 4, 1], 'dtype': 'float32', 'range': [-8.478373527526855, 5.774446487426758]}, {'t': [1, 4, 4], 'dtype': 'float32', 'range': [-6.255067825317383, 8.397199630737305]}], 'kwargs': {}},
+    {'args': [{'t': [4, 1], 'dtype': 'float32', 'range': [-8.478373527526855, -1.765825867652893]}, {'t': [1, 4, 4], 'dtype': 'float32', 'range': [-8.067646980285645, 5.774446487426758]}], 'kwargs': {}},
+    {'args': [{'t': [4, 4], 'dtype': 'float32', 'range': [-8.478373527526855, 5.774446487426758]}, {'t': [], 'dtype': 'float32', 'range': [-3.893850803375244, -3.893850803375244]}], 'kwargs': {}},
+    {'args': [{'t': [], 'dtype': 'float32', 'range': [-8.478373527526855, -8.478373527526855]}, {'t': [4, 4], 'dtype': 'float32', 'range': [-8.067646980285645, 5.774446487426758]}], 'kwargs': {}},
     {'args': [{'t': [], 'dtype': 'float32', 'range': [-8.478373527526855, -8.478373527526855]}, {'t': [], 'dtype': 'float32', 'range': [-1.765825867652893, -1.765825867652893]}], 'kwargs': {}},
     {'args': [{'t': [5], 'dtype': 'float32', 'range': [-8.478373527526855, -1.765825867652893]}, {'t': [], 'dtype': 'float32', 'range': [3.611605167388916, 3.611605167388916]}], 'kwargs': {}},
     {'args': [{'t': [5, 1], 'dtype': 'float32', 'range': [-8.478373527526855, -1.765825867652893]}, {'t': [5], 'dtype': 'float32', 'range': [-8.067646980285645, 3.611605167388916]}], 'kwargs': {}},
     {'args': [{'t': [10, 5], 'dtype': 'float32', 'range': [-8.97458267211914, 8.397199630737305]}, {'t': [], 'dtype': 'float32', 'range': [4.550469398498535, 4.550469398498535]}], 'kwargs': {}},
-    {'args': [{'t': [5, 10, 5], 'dtype': 'float32', 'range': [-8.988519668579102, 8.963968276977539]}, {'t': [10, 5], 'dtype': 'float32', 'range': [-7.530536651611328, 8.246907234191895]}], 'kwargs': {}},
-    {'args': [{'t': [5, 10, 5], 'dtype': 'float32', 'range': [-8.988519668579102, 8.963968276977539]}, {'t': [5, 10, 5], 'dtype': 'float32', 'range': [-8.869424819946289, 8.954675674438477]}], 'kwargs': {}},
-    {'args': [{'t': [10, 1, 5], 'dtype': 'float32', 'range': [-8.97458267211914, 8.397199630737305]}, {'t': [10, 5], 'dtype': 'float32', 'range': [-8.805970191955566, 8.347665786743164]}], 'kwargs': {}},
-    {'args': [{'t': [10, 1, 5], 'dtype': 'float32', 'range': [-8.97458267211914, 8.397199630737305]}, {'t': [1, 10, 5], 'dtype': 'float32', 'range': [-8.805970191955566, 8.347665786743164]}], 'kwargs': {}},
-    {'args': [{'t': [20], 'dtype': 'float32', 'range': [-8.478373527526855, 5.774446487426758]}, {'t': [20], 'dtype': 'float32', 'range': [-7.614414691925049, 8.397199630737305]}], 'kwargs': {}},
-    {'args': [{'t': [812], 'dtype': 'float32', 'range': [-8.988519668579102, 8.963968276977539]}, {'t': [812], 'dtype': 'float32', 'range': [-8.964069366455078, 8.995477676391602]}], 'kwargs': {}},
-    {'args': [{'t': [1029, 917], 'dtype': 'float32', 'range': [-9.0, 8.999994277954102]}, {'t': [1029, 917], 'dtype': 'float32', 'range': [-8.999985694885254, 8.999950408935547]}], 'kwargs': {}},
-    {'args': [{'t': [256], 'dtype': 'float32', 'range': [-3.1416027545928955, 3.1416027545928955]}, {'t': [256], 'dtype': 'float32', 'range': [-3.1416027545928955, 3.1416027545928955]}], 'kwargs': {}},
 ]
 
 

@@ -1,7 +1,7 @@
 """aten::lt.Scalar: the ATen operator, called as the traced models call it.
 
-Timed on the 4 most called distinct traced calls (SHAPE_CASES); checked on those and on 8 calls
-that OpInfo samples (lt) make (CHECK_CASES). Traced in: kernelevolve.aten.recipes:longformer (forward), kernelevolve.aten.recipes:longformer (train), kernelevolve.aten.recipes:t5 (forward), kernelevolve.aten.recipes:t5 (train), kernelevolve.aten.recipes:wav2vec2 (train).
+Timed on the 4 most called distinct traced calls (SHAPE_CASES); checked on those and on 15 calls
+that OpInfo samples (lt, nn.functional.gaussian_nll_loss) make (CHECK_CASES), and on GPUs on 30 of those again in bfloat16 or float16. Traced in: kernelevolve.aten.recipes:deberta (forward), kernelevolve.aten.recipes:deberta (train), kernelevolve.aten.recipes:gpt2_sample (forward), kernelevolve.aten.recipes:longformer (forward), kernelevolve.aten.recipes:longformer (train), kernelevolve.aten.recipes:switch_transformers (train), kernelevolve.aten.recipes:t5 (forward), kernelevolve.aten.recipes:t5 (train), kernelevolve.aten.recipes:time_series_transformer (train), kernelevolve.aten.recipes:wav2vec2 (train), kernelevolve.aten.recipes:wav2vec2_conformer (train).
 The inputs are the call's positional arguments, then its keyword arguments as one dict (docs/aten.md).
 """
 
@@ -13,17 +13,66 @@ from kernelevolve.aten.spec import build_call
 
 ATEN_OPERATOR = 'aten::lt.Scalar'
 ATEN_VARIANTS = ['aten::lt_.Scalar', 'aten::lt.Scalar_out']
-TRACED_SHARE = 2.1e-05  # its largest share of a traced step's time
+TRACED_SHARE = 0.003904  # its largest share of a traced step's time
 
 CASE = 0
 SHAPE_CASES = [{'CASE': 0}, {'CASE': 1}, {'CASE': 2}, {'CASE': 3}]
-CHECK_CASES = [{'CASE': 4}, {'CASE': 5}, {'CASE': 6}, {'CASE': 7}, {'CASE': 8}, {'CASE': 9}, {'CASE': 10}, {'CASE': 11}]
+DTYPE = torch.float32
+DEVICE_TYPES = None  # every device; a half-precision check case binds ['cuda']
+CHECK_CASES = [
+    {'CASE': 4},
+    {'CASE': 5},
+    {'CASE': 6},
+    {'CASE': 7},
+    {'CASE': 8},
+    {'CASE': 9},
+    {'CASE': 10},
+    {'CASE': 11},
+    {'CASE': 12},
+    {'CASE': 13},
+    {'CASE': 14},
+    {'CASE': 15},
+    {'CASE': 16},
+    {'CASE': 17},
+    {'CASE': 18},
+    {'CASE': 4, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 5, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 6, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 7, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 8, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 9, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 10, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 11, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 12, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 13, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 14, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 15, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 16, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 17, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 18, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 4, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 5, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 6, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 7, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 8, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 9, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 10, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 11, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 12, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 13, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 14, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 15, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 16, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 17, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 18, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+]
 CALLS = [
-    {'args': [{'t': [2, 256], 'dtype': 'float32', 'stride': [65536, 1], 'range': [0.0, 0.0], 'sorted': True}, 0], 'kwargs': {}},
     {'args': [{'t': [128, 128], 'dtype': 'int64', 'range': [0, 127]}, 8], 'kwargs': {}},
     {'args': [{'t': [64, 64], 'dtype': 'int64', 'range': [0, 63]}, 16], 'kwargs': {}},
-    {'args': [{'t': [], 'dtype': 'float32', 'range': [0.8348938822746277, 0.8348938822746277]}, 0.1], 'kwargs': {}},
+    {'args': [{'t': [2, 256], 'dtype': 'float32', 'stride': [65536, 1], 'range': [0.0, 0.0], 'sorted': True}, 0], 'kwargs': {}},
+    {'args': [{'t': [1], 'dtype': 'int64', 'range': [50256, 50256]}, 0], 'kwargs': {}},
     {'args': [{'t': [0, 1, 3], 'dtype': 'float32'}, -1.765825867652893], 'kwargs': {}},
+    {'args': [{'t': [5], 'dtype': 'float32', 'stride': [2], 'offset': 1, 'range': [2.5855612754821777, 7.405142784118652]}, 0], 'kwargs': {}},
     {'args': [{'t': [], 'dtype': 'float32', 'range': [-8.478373527526855, -8.478373527526855]}, -2.400455951690674], 'kwargs': {}},
     {'args': [{'t': [3], 'dtype': 'float32', 'range': [-8.478373527526855, -1.765825867652893]}, -0.5734938383102417], 'kwargs': {}},
     {'args': [{'t': [5, 3], 'dtype': 'float32', 'range': [-8.478373527526855, 5.774446487426758]}, -2.982185125350952], 'kwargs': {}},
@@ -31,6 +80,12 @@ CALLS = [
     {'args': [{'t': [23], 'dtype': 'float32', 'range': [-8.478373527526855, 5.774446487426758]}, {'float_arg': 'nan'}], 'kwargs': {}},
     {'args': [{'t': [23], 'dtype': 'float32', 'range': [-8.478373527526855, 5.774446487426758]}, {'float_arg': 'inf'}], 'kwargs': {}},
     {'args': [{'t': [23], 'dtype': 'float32', 'range': [-8.478373527526855, 5.774446487426758]}, {'float_arg': '-inf'}], 'kwargs': {}},
+    {'args': [{'t': [5], 'dtype': 'float32', 'range': [2.5855612754821777, 7.405142784118652]}, 0], 'kwargs': {}},
+    {'args': [{'t': [1], 'dtype': 'float32', 'range': [7.075001239776611, 7.075001239776611]}, 0], 'kwargs': {}},
+    {'args': [{'t': [], 'dtype': 'float32', 'range': [7.075001239776611, 7.075001239776611]}, 0], 'kwargs': {}},
+    {'args': [{'t': [5], 'dtype': 'float32', 'range': [0.5609967708587646, 7.075001239776611]}, 0], 'kwargs': {}},
+    {'args': [{'t': [1], 'dtype': 'float32', 'range': [0.5609967708587646, 0.5609967708587646]}, 0], 'kwargs': {}},
+    {'args': [{'t': [], 'dtype': 'float32', 'range': [0.5609967708587646, 0.5609967708587646]}, 0], 'kwargs': {}},
 ]
 
 

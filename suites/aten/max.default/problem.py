@@ -1,7 +1,7 @@
 """aten::max.default: the ATen operator, called as the traced models call it.
 
-Timed on the 1 most called distinct traced calls (SHAPE_CASES); checked on those and on 4 calls
-that OpInfo samples (max) make (CHECK_CASES). Traced in: kernelevolve.aten.recipes:wav2vec2 (forward), kernelevolve.aten.recipes:wav2vec2 (train).
+Timed on the 2 most called distinct traced calls (SHAPE_CASES); checked on those and on 4 calls
+that OpInfo samples (max) make (CHECK_CASES), and on GPUs on 8 of those again in bfloat16 or float16. Traced in: kernelevolve.aten.recipes:gpt2_sample (forward), kernelevolve.aten.recipes:wav2vec2 (forward), kernelevolve.aten.recipes:wav2vec2 (train), kernelevolve.aten.recipes:wav2vec2_conformer (train).
 The inputs are the call's positional arguments, then its keyword arguments as one dict (docs/aten.md).
 """
 
@@ -16,9 +16,25 @@ ATEN_VARIANTS = ['aten::max.unary_out']
 TRACED_SHARE = 3e-05  # its largest share of a traced step's time
 
 CASE = 0
-SHAPE_CASES = [{'CASE': 0}]
-CHECK_CASES = [{'CASE': 1}, {'CASE': 2}, {'CASE': 3}, {'CASE': 4}]
+SHAPE_CASES = [{'CASE': 0}, {'CASE': 1}]
+DTYPE = torch.float32
+DEVICE_TYPES = None  # every device; a half-precision check case binds ['cuda']
+CHECK_CASES = [
+    {'CASE': 2},
+    {'CASE': 3},
+    {'CASE': 4},
+    {'CASE': 5},
+    {'CASE': 2, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 3, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 4, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 5, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 2, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 3, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 4, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 5, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+]
 CALLS = [
+    {'args': [{'t': [2], 'dtype': 'int64', 'range': [1, 1], 'sorted': True}], 'kwargs': {}},
     {'args': [{'t': [2, 20], 'dtype': 'int64', 'range': [2, 31]}], 'kwargs': {}},
     {'args': [{'t': [5, 5, 5], 'dtype': 'float32', 'stride': [50, 10, 2], 'offset': 1, 'range': [-8.97458267211914, 8.773387908935547]}], 'kwargs': {}},
     {'args': [{'t': [], 'dtype': 'float32', 'offset': 1, 'range': [-8.478373527526855, -8.478373527526855]}], 'kwargs': {}},

@@ -1,7 +1,7 @@
 """aten::max.dim: the ATen operator, called as the traced models call it.
 
-Timed on the 2 most called distinct traced calls (SHAPE_CASES); checked on those and on 8 calls
-that OpInfo samples (max) make (CHECK_CASES). Traced in: kernelevolve.aten.recipes:encodec (forward), kernelevolve.aten.recipes:encodec (train), kernelevolve.aten.recipes:volo (forward), kernelevolve.aten.recipes:volo (train).
+Timed on the 4 most called distinct traced calls (SHAPE_CASES); checked on those and on 8 calls
+that OpInfo samples (max) make (CHECK_CASES), and on GPUs on 16 of those again in bfloat16 or float16. Traced in: kernelevolve.aten.recipes:encodec (forward), kernelevolve.aten.recipes:encodec (train), kernelevolve.aten.recipes:switch_transformers (train), kernelevolve.aten.recipes:volo (forward), kernelevolve.aten.recipes:volo (train).
 The inputs are the call's positional arguments, then its keyword arguments as one dict (docs/aten.md).
 """
 
@@ -13,13 +13,42 @@ from kernelevolve.aten.spec import build_call
 
 ATEN_OPERATOR = 'aten::max.dim'
 ATEN_VARIANTS = ['aten::max.dim_max']
-TRACED_SHARE = 0.00099  # its largest share of a traced step's time
+TRACED_SHARE = 0.001806  # its largest share of a traced step's time
 
 CASE = 0
-SHAPE_CASES = [{'CASE': 0}, {'CASE': 1}]
-CHECK_CASES = [{'CASE': 2}, {'CASE': 3}, {'CASE': 4}, {'CASE': 5}, {'CASE': 6}, {'CASE': 7}, {'CASE': 8}, {'CASE': 9}]
+SHAPE_CASES = [{'CASE': 0}, {'CASE': 1}, {'CASE': 2}, {'CASE': 3}]
+DTYPE = torch.float32
+DEVICE_TYPES = None  # every device; a half-precision check case binds ['cuda']
+CHECK_CASES = [
+    {'CASE': 4},
+    {'CASE': 5},
+    {'CASE': 6},
+    {'CASE': 7},
+    {'CASE': 8},
+    {'CASE': 9},
+    {'CASE': 10},
+    {'CASE': 11},
+    {'CASE': 4, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 5, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 6, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 7, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 8, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 9, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 10, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 11, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 4, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 5, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 6, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 7, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 8, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 9, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 10, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 11, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+]
 CALLS = [
     {'args': [{'t': [150, 1024], 'dtype': 'float32', 'range': [-0.11258155107498169, -0.09733592718839645], 'sorted': True}, -1], 'kwargs': {}},
+    {'args': [{'t': [2, 128, 8], 'dtype': 'float32', 'range': [0.0, 1.0]}, -1], 'kwargs': {}},
+    {'args': [{'t': [2, 64, 8], 'dtype': 'float32', 'range': [0.0, 1.0]}, -1], 'kwargs': {}},
     {'args': [{'t': [2, 196, 1000], 'dtype': 'float32', 'range': [-1.3505141735076904, 1.367429494857788]}, 1], 'kwargs': {}},
     {'args': [{'t': [5, 5, 5], 'dtype': 'float32', 'stride': [50, 10, 2], 'offset': 1, 'range': [-8.97458267211914, 8.773387908935547]}, 1], 'kwargs': {}},
     {'args': [{'t': [5, 5, 5], 'dtype': 'float32', 'stride': [50, 10, 2], 'offset': 1, 'range': [-8.97458267211914, 8.773387908935547]}, 1, True], 'kwargs': {}},

@@ -1,7 +1,7 @@
 """aten::mse_loss_backward.default: the ATen operator, called as the traced models call it.
 
 Timed on the 1 most called distinct traced calls (SHAPE_CASES); checked on those and on 20 calls
-that OpInfo samples (nn.functional.mse_loss) make (CHECK_CASES). Traced in: kernelevolve.aten.recipes:funnel (train).
+that OpInfo samples (nn.functional.mse_loss) make (CHECK_CASES), and on GPUs on 40 of those again in bfloat16 or float16. Traced in: kernelevolve.aten.recipes:funnel (train).
 The inputs are the call's positional arguments, then its keyword arguments as one dict (docs/aten.md).
 """
 
@@ -17,17 +17,80 @@ TRACED_SHARE = 9e-06  # its largest share of a traced step's time
 
 CASE = 0
 SHAPE_CASES = [{'CASE': 0}]
-CHECK_CASES = [{'CASE': 1}, {'CASE': 2}, {'CASE': 3}, {'CASE': 4}, {'CASE': 5}, {'CASE': 6}, {'CASE': 7}, {'CASE': 8}, {'CASE': 9}, {'CASE': 10}, {'CASE': 11}, {'CASE': 12}, {'CASE': 13}, {'CASE': 14}, {'CASE': 15}, {'CASE': 16}, {'CASE': 17}, {'CASE': 18}, {'CASE': 19}, {'CASE': 20}]
+DTYPE = torch.float32
+DEVICE_TYPES = None  # every device; a half-precision check case binds ['cuda']
+CHECK_CASES = [
+    {'CASE': 1},
+    {'CASE': 2},
+    {'CASE': 3},
+    {'CASE': 4},
+    {'CASE': 5},
+    {'CASE': 6},
+    {'CASE': 7},
+    {'CASE': 8},
+    {'CASE': 9},
+    {'CASE': 10},
+    {'CASE': 11},
+    {'CASE': 12},
+    {'CASE': 13},
+    {'CASE': 14},
+    {'CASE': 15},
+    {'CASE': 16},
+    {'CASE': 17},
+    {'CASE': 18},
+    {'CASE': 19},
+    {'CASE': 20},
+    {'CASE': 1, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 2, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 3, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 4, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 5, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 6, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 7, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 8, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 9, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 10, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 11, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 12, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 13, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 14, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 15, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 16, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 17, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 18, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 19, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 20, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 1, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 2, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 3, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 4, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 5, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 6, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 7, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 8, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 9, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 10, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 11, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 12, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 13, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 14, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 15, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 16, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 17, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 18, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 19, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 20, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+]
 CALLS = [
     {'args': [{'t': [], 'dtype': 'float32', 'range': [2.1546366214752197, 2.1546366214752197]}, {'t': [2], 'dtype': 'float32', 'range': [-0.6035658121109009, 0.8761844038963318], 'sorted': True}, {'t': [2], 'dtype': 'float32', 'range': [-0.9720502495765686, -0.5446800589561462], 'sorted': True}, 1], 'kwargs': {}},
-    {'args': [{'t': [], 'dtype': 'float32', 'range': [0.10213729739189148, 0.10213729739189148]}, {'t': [], 'dtype': 'float32', 'offset': 1, 'range': [-8.478373527526855, -8.478373527526855]}, {'t': [], 'dtype': 'float32', 'offset': 1, 'range': [-1.765825867652893, -1.765825867652893]}, 1], 'kwargs': {}},
-    {'args': [{'t': [], 'dtype': 'float32', 'range': [0.10213729739189148, 0.10213729739189148]}, {'t': [], 'dtype': 'float32', 'offset': 1, 'range': [-1.765825867652893, -1.765825867652893]}, {'t': [], 'dtype': 'float32', 'offset': 1, 'range': [-8.478373527526855, -8.478373527526855]}, 1], 'kwargs': {}},
-    {'args': [{'t': [], 'dtype': 'float32', 'range': [-0.2590096890926361, -0.2590096890926361]}, {'t': [5], 'dtype': 'float32', 'stride': [2], 'offset': 1, 'range': [-8.478373527526855, -1.765825867652893]}, {'t': [5], 'dtype': 'float32', 'stride': [2], 'offset': 1, 'range': [-8.067646980285645, 3.611605167388916]}, 1], 'kwargs': {}},
-    {'args': [{'t': [], 'dtype': 'float32', 'range': [-0.2590096890926361, -0.2590096890926361]}, {'t': [5], 'dtype': 'float32', 'stride': [2], 'offset': 1, 'range': [-8.067646980285645, 3.611605167388916]}, {'t': [5], 'dtype': 'float32', 'stride': [2], 'offset': 1, 'range': [-8.478373527526855, -1.765825867652893]}, 1], 'kwargs': {}},
-    {'args': [{'t': [], 'dtype': 'float32', 'range': [-0.15490040183067322, -0.15490040183067322]}, {'t': [5], 'dtype': 'float32', 'stride': [2], 'offset': 1, 'range': [-8.478373527526855, -1.765825867652893]}, {'t': [5], 'dtype': 'float32', 'stride': [2], 'offset': 1, 'range': [-8.067646980285645, 3.611605167388916]}, 2], 'kwargs': {}},
-    {'args': [{'t': [], 'dtype': 'float32', 'range': [-0.15490040183067322, -0.15490040183067322]}, {'t': [5], 'dtype': 'float32', 'stride': [2], 'offset': 1, 'range': [-8.067646980285645, 3.611605167388916]}, {'t': [5], 'dtype': 'float32', 'stride': [2], 'offset': 1, 'range': [-8.478373527526855, -1.765825867652893]}, 2], 'kwargs': {}},
-    {'args': [{'t': [5], 'dtype': 'float32', 'range': [-1.3705888986587524, 0.8848397731781006]}, {'t': [5], 'dtype': 'float32', 'stride': [2], 'offset': 1, 'range': [-8.478373527526855, -1.765825867652893]}, {'t': [5], 'dtype': 'float32', 'stride': [2], 'offset': 1, 'range': [-8.067646980285645, 3.611605167388916]}, 0], 'kwargs': {}},
-    {'args': [{'t': [5], 'dtype': 'float32', 'range': [-1.3705888986587524, 0.8848397731781006]}, {'t': [5], 'dtype': 'float32', 'stride': [2], 'offset': 1, 'range': [-8.067646980285645, 3.611605167388916]}, {'t': [5], 'dtype': 'float32', 'stride': [2], 'offset': 1, 'range': [-8.478373527526855, -1.765825867652893]}, 0], 'kwargs': {}},
+    {'args': [{'t': [], 'dtype': 'float32', 'range': [0.10213729739189148, 0.10213729739189148]}, {'t': [], 'dtype': 'float32', 'range': [-8.478373527526855, -8.478373527526855]}, {'t': [], 'dtype': 'float32', 'range': [-1.765825867652893, -1.765825867652893]}, 1], 'kwargs': {}},
+    {'args': [{'t': [], 'dtype': 'float32', 'range': [0.10213729739189148, 0.10213729739189148]}, {'t': [], 'dtype': 'float32', 'range': [-1.765825867652893, -1.765825867652893]}, {'t': [], 'dtype': 'float32', 'range': [-8.478373527526855, -8.478373527526855]}, 1], 'kwargs': {}},
+    {'args': [{'t': [], 'dtype': 'float32', 'range': [-0.2590096890926361, -0.2590096890926361]}, {'t': [5], 'dtype': 'float32', 'range': [-8.478373527526855, -1.765825867652893]}, {'t': [5], 'dtype': 'float32', 'range': [-8.067646980285645, 3.611605167388916]}, 1], 'kwargs': {}},
+    {'args': [{'t': [], 'dtype': 'float32', 'range': [-0.2590096890926361, -0.2590096890926361]}, {'t': [5], 'dtype': 'float32', 'range': [-8.067646980285645, 3.611605167388916]}, {'t': [5], 'dtype': 'float32', 'range': [-8.478373527526855, -1.765825867652893]}, 1], 'kwargs': {}},
+    {'args': [{'t': [], 'dtype': 'float32', 'range': [-0.15490040183067322, -0.15490040183067322]}, {'t': [5], 'dtype': 'float32', 'range': [-8.478373527526855, -1.765825867652893]}, {'t': [5], 'dtype': 'float32', 'range': [-8.067646980285645, 3.611605167388916]}, 2], 'kwargs': {}},
+    {'args': [{'t': [], 'dtype': 'float32', 'range': [-0.15490040183067322, -0.15490040183067322]}, {'t': [5], 'dtype': 'float32', 'range': [-8.067646980285645, 3.611605167388916]}, {'t': [5], 'dtype': 'float32', 'range': [-8.478373527526855, -1.765825867652893]}, 2], 'kwargs': {}},
+    {'args': [{'t': [5], 'dtype': 'float32', 'range': [-1.3705888986587524, 0.8848397731781006]}, {'t': [5], 'dtype': 'float32', 'range': [-8.478373527526855, -1.765825867652893]}, {'t': [5], 'dtype': 'float32', 'range': [-8.067646980285645, 3.611605167388916]}, 0], 'kwargs': {}},
+    {'args': [{'t': [5], 'dtype': 'float32', 'range': [-1.3705888986587524, 0.8848397731781006]}, {'t': [5], 'dtype': 'float32', 'range': [-8.067646980285645, 3.611605167388916]}, {'t': [5], 'dtype': 'float32', 'range': [-8.478373527526855, -1.765825867652893]}, 0], 'kwargs': {}},
     {'args': [{'t': [], 'dtype': 'float32', 'range': [0.0461304634809494, 0.0461304634809494]}, {'t': [], 'dtype': 'float32', 'range': [-8.478373527526855, -8.478373527526855]}, {'t': [], 'dtype': 'float32', 'range': [-1.765825867652893, -1.765825867652893]}, 1], 'kwargs': {}},
     {'args': [{'t': [], 'dtype': 'float32', 'range': [0.0461304634809494, 0.0461304634809494]}, {'t': [], 'dtype': 'float32', 'range': [-1.765825867652893, -1.765825867652893]}, {'t': [], 'dtype': 'float32', 'range': [-8.478373527526855, -8.478373527526855]}, 1], 'kwargs': {}},
     {'args': [{'t': [], 'dtype': 'float32', 'range': [0.4024028182029724, 0.4024028182029724]}, {'t': [5], 'dtype': 'float32', 'range': [-8.478373527526855, -1.765825867652893]}, {'t': [5], 'dtype': 'float32', 'range': [-8.067646980285645, 3.611605167388916]}, 1], 'kwargs': {}},

@@ -1,7 +1,7 @@
 """aten::native_batch_norm_backward.default: the ATen operator, called as the traced models call it.
 
 Timed on the 4 most called distinct traced calls (SHAPE_CASES); checked on those and on 18 calls
-that OpInfo samples (native_batch_norm, nn.functional.batch_norm) make (CHECK_CASES). Traced in: kernelevolve.aten.recipes:botnet (train), kernelevolve.aten.recipes:coatnet (train), kernelevolve.aten.recipes:convmixer (train), kernelevolve.aten.recipes:cspdarknet (train), kernelevolve.aten.recipes:densenet121 (train), kernelevolve.aten.recipes:dla (train), kernelevolve.aten.recipes:efficientnet_b0 (train), kernelevolve.aten.recipes:efficientvit (train), kernelevolve.aten.recipes:fastvit (train), kernelevolve.aten.recipes:ghostnet (train), kernelevolve.aten.recipes:hgnet (train), kernelevolve.aten.recipes:hrnet (train), kernelevolve.aten.recipes:inception_v3 (train), kernelevolve.aten.recipes:levit (train), kernelevolve.aten.recipes:mobilenetv3 (train), kernelevolve.aten.recipes:mobilevit (train), kernelevolve.aten.recipes:nf_resnet (train), kernelevolve.aten.recipes:regnety (train), kernelevolve.aten.recipes:res2net (train), kernelevolve.aten.recipes:resnet50 (train), kernelevolve.aten.recipes:rexnet (train), kernelevolve.aten.recipes:segformer (train), kernelevolve.aten.recipes:tresnet (train), kernelevolve.aten.recipes:volo (train), kernelevolve.aten.recipes:vovnet (train), kernelevolve.aten.recipes:xcit (train).
+that OpInfo samples (native_batch_norm, nn.functional.batch_norm) make (CHECK_CASES), and on GPUs on 36 of those again in bfloat16 or float16. Traced in: kernelevolve.aten.recipes:botnet (train), kernelevolve.aten.recipes:coatnet (train), kernelevolve.aten.recipes:convmixer (train), kernelevolve.aten.recipes:cspdarknet (train), kernelevolve.aten.recipes:densenet121 (train), kernelevolve.aten.recipes:dla (train), kernelevolve.aten.recipes:efficientnet_b0 (train), kernelevolve.aten.recipes:efficientvit (train), kernelevolve.aten.recipes:fastvit (train), kernelevolve.aten.recipes:ghostnet (train), kernelevolve.aten.recipes:hgnet (train), kernelevolve.aten.recipes:hrnet (train), kernelevolve.aten.recipes:inception_v3 (train), kernelevolve.aten.recipes:levit (train), kernelevolve.aten.recipes:mobilenetv3 (train), kernelevolve.aten.recipes:mobilevit (train), kernelevolve.aten.recipes:nf_resnet (train), kernelevolve.aten.recipes:regnety (train), kernelevolve.aten.recipes:res2net (train), kernelevolve.aten.recipes:resnet50 (train), kernelevolve.aten.recipes:rexnet (train), kernelevolve.aten.recipes:segformer (train), kernelevolve.aten.recipes:tresnet (train), kernelevolve.aten.recipes:volo (train), kernelevolve.aten.recipes:vovnet (train), kernelevolve.aten.recipes:wav2vec2_conformer (train), kernelevolve.aten.recipes:xcit (train).
 The inputs are the call's positional arguments, then its keyword arguments as one dict (docs/aten.md).
 """
 
@@ -17,7 +17,64 @@ TRACED_SHARE = 0.076906  # its largest share of a traced step's time
 
 CASE = 0
 SHAPE_CASES = [{'CASE': 0}, {'CASE': 1}, {'CASE': 2}, {'CASE': 3}]
-CHECK_CASES = [{'CASE': 4}, {'CASE': 5}, {'CASE': 6}, {'CASE': 7}, {'CASE': 8}, {'CASE': 9}, {'CASE': 10}, {'CASE': 11}, {'CASE': 12}, {'CASE': 13}, {'CASE': 14}, {'CASE': 15}, {'CASE': 16}, {'CASE': 17}, {'CASE': 18}, {'CASE': 19}, {'CASE': 20}, {'CASE': 21}]
+DTYPE = torch.float32
+DEVICE_TYPES = None  # every device; a half-precision check case binds ['cuda']
+CHECK_CASES = [
+    {'CASE': 4},
+    {'CASE': 5},
+    {'CASE': 6},
+    {'CASE': 7},
+    {'CASE': 8},
+    {'CASE': 9},
+    {'CASE': 10},
+    {'CASE': 11},
+    {'CASE': 12},
+    {'CASE': 13},
+    {'CASE': 14},
+    {'CASE': 15},
+    {'CASE': 16},
+    {'CASE': 17},
+    {'CASE': 18},
+    {'CASE': 19},
+    {'CASE': 20},
+    {'CASE': 21},
+    {'CASE': 4, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 5, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 6, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 7, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 8, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 9, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 10, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 11, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 12, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 13, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 14, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 15, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 16, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 17, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 18, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 19, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 20, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 21, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 4, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 5, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 6, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 7, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 8, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 9, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 10, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 11, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 12, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 13, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 14, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 15, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 16, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 17, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 18, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 19, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 20, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 21, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+]
 CALLS = [
     {'args': [{'t': [2, 2048, 7, 7], 'dtype': 'float32', 'range': [-3.2930477118497947e-06, 5.517238605534658e-06]}, {'t': [2, 2048, 7, 7], 'dtype': 'float32', 'range': [-3.3961358070373535, 3.216657876968384]}, {'t': [2048], 'dtype': 'float32', 'range': [0.0, 0.0], 'sorted': True}, {'t': [2048], 'dtype': 'float32', 'range': [-0.18425428867340088, 0.16721373796463013]}, {'t': [2048], 'dtype': 'float32', 'range': [0.8238413333892822, 0.8989556431770325]}, {'t': [2048], 'dtype': 'float32', 'range': [-0.9697594046592712, 0.8800722360610962]}, {'t': [2048], 'dtype': 'float32', 'range': [1.4689686298370361, 3.723785877227783]}, True, 1e-05, [True, True, True]], 'kwargs': {}},
     {'args': [{'t': [2, 512, 7, 7], 'dtype': 'float32', 'range': [0.0, 0.0], 'sorted': True}, {'t': [2, 512, 7, 7], 'dtype': 'float32', 'range': [-1.9734716415405273, 1.8237961530685425]}, {'t': [512], 'dtype': 'float32', 'range': [1.0, 1.0], 'sorted': True}, {'t': [512], 'dtype': 'float32', 'range': [-0.2738301157951355, 0.21225550770759583]}, {'t': [512], 'dtype': 'float32', 'range': [0.8107407093048096, 0.8251827955245972]}, {'t': [512], 'dtype': 'float32', 'range': [-1.4412111043930054, 1.1171343326568604]}, {'t': [512], 'dtype': 'float32', 'range': [3.5554935932159424, 16.077495574951172]}, True, 1e-05, [True, True, True]], 'kwargs': {}},
@@ -27,10 +84,10 @@ CALLS = [
     {'args': [{'t': [3, 2, 3, 4], 'dtype': 'float32', 'range': [-2.3561413288116455, 2.535344123840332]}, {'t': [3, 2, 3, 4], 'dtype': 'float32', 'range': [-8.97458267211914, 8.397199630737305]}, {'t': [2], 'dtype': 'float32', 'range': [-8.478373527526855, -1.765825867652893], 'sorted': True}, {'t': [2], 'dtype': 'float32', 'range': [0.5247066020965576, 6.305802345275879], 'sorted': True}, {'t': [2], 'dtype': 'float32', 'range': [0.46617650985717773, 4.213253021240234], 'sorted': True}, {'t': [0], 'dtype': 'float32'}, {'t': [0], 'dtype': 'float32'}, False, 0.5, [True, True, True]], 'kwargs': {}},
     {'args': [{'t': [2, 1], 'dtype': 'float32', 'range': [0.46495458483695984, 1.3981748819351196]}, {'t': [2, 1], 'dtype': 'float32', 'range': [-8.478373527526855, -1.765825867652893]}, {'t': [1], 'dtype': 'float32', 'range': [-4.3228044509887695, -4.3228044509887695]}, {'t': [1], 'dtype': 'float32', 'range': [-2.518773078918457, -2.518773078918457]}, {'t': [1], 'dtype': 'float32', 'range': [28.800052642822266, 28.800052642822266]}, {'t': [0], 'dtype': 'float32'}, {'t': [0], 'dtype': 'float32'}, False, 1e-05, [True, True, True]], 'kwargs': {}},
     {'args': [{'t': [2, 1], 'dtype': 'float32', 'range': [-0.5861051678657532, 0.04053715988993645]}, {'t': [2, 1], 'dtype': 'float32', 'range': [-8.478373527526855, -1.765825867652893]}, {'t': [1], 'dtype': 'float32', 'range': [-4.3228044509887695, -4.3228044509887695]}, {'t': [1], 'dtype': 'float32', 'range': [-2.518773078918457, -2.518773078918457]}, {'t': [1], 'dtype': 'float32', 'range': [28.800052642822266, 28.800052642822266]}, {'t': [0], 'dtype': 'float32'}, {'t': [0], 'dtype': 'float32'}, False, 1e-05, [True, True, True]], 'kwargs': {}},
-    {'args': [{'t': [5, 5, 5], 'dtype': 'float32', 'range': [-3.073490858078003, 1.786041021347046]}, {'t': [5, 5, 5], 'dtype': 'float32', 'stride': [50, 10, 2], 'offset': 1, 'range': [-8.97458267211914, 8.773387908935547]}, {'t': [5], 'dtype': 'float32', 'stride': [2], 'offset': 1, 'range': [-8.478373527526855, -1.765825867652893]}, {'t': [5], 'dtype': 'float32', 'stride': [2], 'offset': 1, 'range': [0.1790074110031128, 2.66506028175354]}, {'t': [5], 'dtype': 'float32', 'stride': [2], 'offset': 1, 'range': [16.676048278808594, 24.660289764404297]}, {'t': [5], 'dtype': 'float32', 'range': [-1.3439946174621582, 1.091005802154541]}, {'t': [5], 'dtype': 'float32', 'range': [0.18196307122707367, 0.22451090812683105]}, True, 0.6, [True, True, True]], 'kwargs': {}},
-    {'args': [{'t': [3, 2, 4], 'dtype': 'float32', 'range': [-2.307394027709961, 2.790649652481079]}, {'t': [3, 2, 4], 'dtype': 'float32', 'stride': [16, 8, 2], 'offset': 1, 'range': [-6.255067825317383, 8.397199630737305]}, {'t': [2], 'dtype': 'float32', 'stride': [2], 'offset': 1, 'range': [-8.478373527526855, -1.765825867652893], 'sorted': True}, {'t': [2], 'dtype': 'float32', 'stride': [2], 'offset': 1, 'range': [0.5247066020965576, 6.305802345275879], 'sorted': True}, {'t': [2], 'dtype': 'float32', 'stride': [2], 'offset': 1, 'range': [0.46617650985717773, 4.213253021240234], 'sorted': True}, {'t': [0], 'dtype': 'float32'}, {'t': [0], 'dtype': 'float32'}, False, 1e-05, [True, True, True]], 'kwargs': {}},
-    {'args': [{'t': [3, 1], 'dtype': 'float32', 'range': [-0.3173062801361084, 1.261440634727478]}, {'t': [3, 1], 'dtype': 'float32', 'stride': [2, 2], 'offset': 1, 'range': [-8.067646980285645, 3.611605167388916]}, {'t': [1], 'dtype': 'float32', 'offset': 1, 'range': [-8.478373527526855, -8.478373527526855]}, {'t': [1], 'dtype': 'float32', 'offset': 1, 'range': [2.3385977745056152, 2.3385977745056152]}, {'t': [1], 'dtype': 'float32', 'offset': 1, 'range': [3.299772024154663, 3.299772024154663]}, {'t': [1], 'dtype': 'float32', 'range': [-4.135542869567871, -4.135542869567871]}, {'t': [1], 'dtype': 'float32', 'range': [0.18253937363624573, 0.18253937363624573]}, True, 1e-05, [True, True, True]], 'kwargs': {}},
-    {'args': [{'t': [3, 2, 3, 4], 'dtype': 'float32', 'range': [-2.926689624786377, 1.904834508895874]}, {'t': [3, 2, 3, 4], 'dtype': 'float32', 'stride': [48, 24, 8, 2], 'offset': 1, 'range': [-8.97458267211914, 8.397199630737305]}, {'t': [2], 'dtype': 'float32', 'stride': [2], 'offset': 1, 'range': [-8.478373527526855, -1.765825867652893], 'sorted': True}, {'t': [2], 'dtype': 'float32', 'stride': [2], 'offset': 1, 'range': [1.8081293106079102, 23.669816970825195], 'sorted': True}, {'t': [2], 'dtype': 'float32', 'stride': [2], 'offset': 1, 'range': [-57.98982620239258, -55.78702926635742], 'sorted': True}, {'t': [2], 'dtype': 'float32', 'range': [0.09689903259277344, 0.5177977681159973], 'sorted': True}, {'t': [2], 'dtype': 'float32', 'range': [0.20395106077194214, 0.2241831123828888]}, True, 0.5, [True, True, True]], 'kwargs': {}},
+    {'args': [{'t': [5, 5, 5], 'dtype': 'float32', 'range': [-3.073490858078003, 1.786041021347046]}, {'t': [5, 5, 5], 'dtype': 'float32', 'range': [-8.97458267211914, 8.773387908935547]}, {'t': [5], 'dtype': 'float32', 'range': [-8.478373527526855, -1.765825867652893]}, {'t': [5], 'dtype': 'float32', 'range': [0.1790074110031128, 2.66506028175354]}, {'t': [5], 'dtype': 'float32', 'range': [16.676048278808594, 24.660289764404297]}, {'t': [5], 'dtype': 'float32', 'range': [-1.3439946174621582, 1.091005802154541]}, {'t': [5], 'dtype': 'float32', 'range': [0.18196307122707367, 0.22451090812683105]}, True, 0.6, [True, True, True]], 'kwargs': {}},
+    {'args': [{'t': [3, 2, 4], 'dtype': 'float32', 'range': [-2.307394027709961, 2.790649652481079]}, {'t': [3, 2, 4], 'dtype': 'float32', 'range': [-6.255067825317383, 8.397199630737305]}, {'t': [2], 'dtype': 'float32', 'range': [-8.478373527526855, -1.765825867652893], 'sorted': True}, {'t': [2], 'dtype': 'float32', 'range': [0.5247066020965576, 6.305802345275879], 'sorted': True}, {'t': [2], 'dtype': 'float32', 'range': [0.46617650985717773, 4.213253021240234], 'sorted': True}, {'t': [0], 'dtype': 'float32'}, {'t': [0], 'dtype': 'float32'}, False, 1e-05, [True, True, True]], 'kwargs': {}},
+    {'args': [{'t': [3, 1], 'dtype': 'float32', 'range': [-0.3173062801361084, 1.261440634727478]}, {'t': [3, 1], 'dtype': 'float32', 'range': [-8.067646980285645, 3.611605167388916]}, {'t': [1], 'dtype': 'float32', 'range': [-8.478373527526855, -8.478373527526855]}, {'t': [1], 'dtype': 'float32', 'range': [2.3385977745056152, 2.3385977745056152]}, {'t': [1], 'dtype': 'float32', 'range': [3.299772024154663, 3.299772024154663]}, {'t': [1], 'dtype': 'float32', 'range': [-4.135542869567871, -4.135542869567871]}, {'t': [1], 'dtype': 'float32', 'range': [0.18253937363624573, 0.18253937363624573]}, True, 1e-05, [True, True, True]], 'kwargs': {}},
+    {'args': [{'t': [3, 2, 3, 4], 'dtype': 'float32', 'range': [-2.926689624786377, 1.904834508895874]}, {'t': [3, 2, 3, 4], 'dtype': 'float32', 'range': [-8.97458267211914, 8.397199630737305]}, {'t': [2], 'dtype': 'float32', 'range': [-8.478373527526855, -1.765825867652893], 'sorted': True}, {'t': [2], 'dtype': 'float32', 'range': [1.8081293106079102, 23.669816970825195], 'sorted': True}, {'t': [2], 'dtype': 'float32', 'range': [-57.98982620239258, -55.78702926635742], 'sorted': True}, {'t': [2], 'dtype': 'float32', 'range': [0.09689903259277344, 0.5177977681159973], 'sorted': True}, {'t': [2], 'dtype': 'float32', 'range': [0.20395106077194214, 0.2241831123828888]}, True, 0.5, [True, True, True]], 'kwargs': {}},
     {'args': [{'t': [2, 1], 'dtype': 'float32', 'range': [-1.1389366388320923, 0.5534442663192749]}, {'t': [2, 1], 'dtype': 'float32', 'range': [-7.950586795806885, 3.611605167388916]}, {'t': [1], 'dtype': 'float32', 'range': [-8.478373527526855, -8.478373527526855]}, {'t': [1], 'dtype': 'float32', 'range': [2.3385977745056152, 2.3385977745056152]}, {'t': [1], 'dtype': 'float32', 'range': [3.299772024154663, 3.299772024154663]}, {'t': [0], 'dtype': 'float32'}, {'t': [0], 'dtype': 'float32'}, False, 1e-05, [True, True, True]], 'kwargs': {}},
     {'args': [{'t': [2, 1], 'dtype': 'float32', 'range': [0.46495458483695984, 1.3981748819351196]}, {'t': [2, 1], 'dtype': 'float32', 'range': [-8.478373527526855, -1.765825867652893]}, {'t': [1], 'dtype': 'float32', 'range': [-4.3228044509887695, -4.3228044509887695]}, {'t': [1], 'dtype': 'float32', 'range': [1.592527985572815, 1.592527985572815]}, {'t': [1], 'dtype': 'float32', 'range': [5.222709655761719, 5.222709655761719]}, {'t': [0], 'dtype': 'float32'}, {'t': [0], 'dtype': 'float32'}, False, 1e-05, [True, True, True]], 'kwargs': {}},
     {'args': [{'t': [2, 1], 'dtype': 'float32', 'range': [-0.5861051678657532, 0.04053715988993645]}, {'t': [2, 1], 'dtype': 'float32', 'range': [-8.478373527526855, -1.765825867652893]}, {'t': [1], 'dtype': 'float32', 'range': [-4.3228044509887695, -4.3228044509887695]}, {'t': [1], 'dtype': 'float32', 'range': [1.592527985572815, 1.592527985572815]}, {'t': [1], 'dtype': 'float32', 'range': [5.222709655761719, 5.222709655761719]}, {'t': [0], 'dtype': 'float32'}, {'t': [0], 'dtype': 'float32'}, False, 1e-05, [True, True, True]], 'kwargs': {}},

@@ -1,7 +1,7 @@
 """aten::ne.Scalar: the ATen operator, called as the traced models call it.
 
-Timed on the 4 most called distinct traced calls (SHAPE_CASES); checked on those and on 8 calls
-that OpInfo samples (ne) make (CHECK_CASES). Traced in: kernelevolve.aten.recipes:deformable_detr (train), kernelevolve.aten.recipes:gemma (forward), kernelevolve.aten.recipes:gemma (train), kernelevolve.aten.recipes:gpt2 (forward), kernelevolve.aten.recipes:gpt2 (train), kernelevolve.aten.recipes:gpt_neox (forward), kernelevolve.aten.recipes:gpt_neox (train), kernelevolve.aten.recipes:llama (forward), kernelevolve.aten.recipes:llama (train), kernelevolve.aten.recipes:longformer (forward), kernelevolve.aten.recipes:longformer (train), kernelevolve.aten.recipes:mistral (forward), kernelevolve.aten.recipes:mistral (train), kernelevolve.aten.recipes:mixtral (forward), kernelevolve.aten.recipes:mixtral (train), kernelevolve.aten.recipes:phi (forward), kernelevolve.aten.recipes:phi (train), kernelevolve.aten.recipes:qwen2_moe (forward), kernelevolve.aten.recipes:qwen2_moe (train), kernelevolve.aten.recipes:wav2vec2 (forward), kernelevolve.aten.recipes:wav2vec2 (train), kernelevolve.aten.recipes:whisper (forward), kernelevolve.aten.recipes:whisper (train).
+Timed on the 4 most called distinct traced calls (SHAPE_CASES); checked on those and on 24 calls
+that OpInfo samples (nan_to_num, ne, nn.functional.hinge_embedding_loss) make (CHECK_CASES), and on GPUs on 48 of those again in bfloat16 or float16. Traced in: kernelevolve.aten.recipes:deformable_detr (train), kernelevolve.aten.recipes:esm (train), kernelevolve.aten.recipes:gemma (forward), kernelevolve.aten.recipes:gemma (train), kernelevolve.aten.recipes:gpt2 (forward), kernelevolve.aten.recipes:gpt2 (train), kernelevolve.aten.recipes:gpt2_adamw (forward), kernelevolve.aten.recipes:gpt_neox (forward), kernelevolve.aten.recipes:gpt_neox (train), kernelevolve.aten.recipes:llama (forward), kernelevolve.aten.recipes:llama (train), kernelevolve.aten.recipes:llava (train), kernelevolve.aten.recipes:longformer (forward), kernelevolve.aten.recipes:longformer (train), kernelevolve.aten.recipes:mimi (forward), kernelevolve.aten.recipes:mistral (forward), kernelevolve.aten.recipes:mistral (train), kernelevolve.aten.recipes:mixtral (forward), kernelevolve.aten.recipes:mixtral (train), kernelevolve.aten.recipes:phi (forward), kernelevolve.aten.recipes:phi (train), kernelevolve.aten.recipes:qwen2_moe (forward), kernelevolve.aten.recipes:qwen2_moe (train), kernelevolve.aten.recipes:speech_to_text (train), kernelevolve.aten.recipes:time_series_transformer (train), kernelevolve.aten.recipes:wav2vec2 (forward), kernelevolve.aten.recipes:wav2vec2 (train), kernelevolve.aten.recipes:wav2vec2_conformer (train), kernelevolve.aten.recipes:whisper (forward), kernelevolve.aten.recipes:whisper (train).
 The inputs are the call's positional arguments, then its keyword arguments as one dict (docs/aten.md).
 """
 
@@ -13,17 +13,102 @@ from kernelevolve.aten.spec import build_call
 
 ATEN_OPERATOR = 'aten::ne.Scalar'
 ATEN_VARIANTS = ['aten::ne_.Scalar', 'aten::ne.Scalar_out']
-TRACED_SHARE = 0.001552  # its largest share of a traced step's time
+TRACED_SHARE = 0.001694  # its largest share of a traced step's time
 
 CASE = 0
 SHAPE_CASES = [{'CASE': 0}, {'CASE': 1}, {'CASE': 2}, {'CASE': 3}]
-CHECK_CASES = [{'CASE': 4}, {'CASE': 5}, {'CASE': 6}, {'CASE': 7}, {'CASE': 8}, {'CASE': 9}, {'CASE': 10}, {'CASE': 11}]
+DTYPE = torch.float32
+DEVICE_TYPES = None  # every device; a half-precision check case binds ['cuda']
+CHECK_CASES = [
+    {'CASE': 4},
+    {'CASE': 5},
+    {'CASE': 6},
+    {'CASE': 7},
+    {'CASE': 8},
+    {'CASE': 9},
+    {'CASE': 10},
+    {'CASE': 11},
+    {'CASE': 12},
+    {'CASE': 13},
+    {'CASE': 14},
+    {'CASE': 15},
+    {'CASE': 16},
+    {'CASE': 17},
+    {'CASE': 18},
+    {'CASE': 19},
+    {'CASE': 20},
+    {'CASE': 21},
+    {'CASE': 22},
+    {'CASE': 23},
+    {'CASE': 24},
+    {'CASE': 25},
+    {'CASE': 26},
+    {'CASE': 27},
+    {'CASE': 4, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 5, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 6, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 7, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 8, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 9, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 10, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 11, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 12, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 13, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 14, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 15, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 16, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 17, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 18, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 19, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 20, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 21, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 22, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 23, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 24, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 25, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 26, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 27, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 4, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 5, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 6, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 7, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 8, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 9, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 10, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 11, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 12, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 13, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 14, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 15, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 16, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 17, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 18, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 19, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 20, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 21, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 22, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 23, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 24, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 25, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 26, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 27, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+]
 CALLS = [
     {'args': [{'t': [2, 128], 'dtype': 'int64', 'range': [1, 1], 'sorted': True}, 1], 'kwargs': {}},
     {'args': [{'t': [2, 256], 'dtype': 'float32', 'stride': [65536, 1], 'range': [0.0, 0.0], 'sorted': True}, 0], 'kwargs': {}},
-    {'args': [{'t': [2, 256], 'dtype': 'int64', 'range': [67, 31996]}, 1], 'kwargs': {}},
     {'args': [{'t': [2, 20], 'dtype': 'int64', 'range': [2, 31]}, -100], 'kwargs': {}},
+    {'args': [{'t': [2, 256], 'dtype': 'int64', 'range': [67, 31996]}, 1], 'kwargs': {}},
     {'args': [{'t': [0, 1, 3], 'dtype': 'float32'}, -1.765825867652893], 'kwargs': {}},
+    {'args': [{'t': [1, 0, 3], 'dtype': 'float32'}, {'float_arg': 'inf'}], 'kwargs': {}},
+    {'args': [{'t': [0], 'dtype': 'float32'}, {'float_arg': 'inf'}], 'kwargs': {}},
+    {'args': [{'t': [0, 3, 3], 'dtype': 'float32'}, {'float_arg': 'inf'}], 'kwargs': {}},
+    {'args': [{'t': [1, 0, 5], 'dtype': 'float32'}, {'float_arg': 'inf'}], 'kwargs': {}},
+    {'args': [{'t': [6, 0, 0, 0], 'dtype': 'float32'}, {'float_arg': 'inf'}], 'kwargs': {}},
+    {'args': [{'t': [3, 0, 1, 0], 'dtype': 'float32'}, {'float_arg': 'inf'}], 'kwargs': {}},
+    {'args': [{'t': [5], 'dtype': 'float32', 'stride': [2], 'offset': 1, 'range': [-1.0, 1.0]}, 1], 'kwargs': {}},
+    {'args': [{'t': [5], 'dtype': 'float32', 'stride': [2], 'offset': 1, 'range': [-1.0, 1.0]}, -1], 'kwargs': {}},
+    {'args': [{'t': [5, 5], 'dtype': 'float32', 'stride': [10, 2], 'offset': 1, 'range': [-1.0, 1.0]}, 1], 'kwargs': {}},
+    {'args': [{'t': [5, 5], 'dtype': 'float32', 'stride': [10, 2], 'offset': 1, 'range': [-1.0, 1.0]}, -1], 'kwargs': {}},
     {'args': [{'t': [], 'dtype': 'float32', 'range': [-8.478373527526855, -8.478373527526855]}, -2.400455951690674], 'kwargs': {}},
     {'args': [{'t': [3], 'dtype': 'float32', 'range': [-8.478373527526855, -1.765825867652893]}, -0.5734938383102417], 'kwargs': {}},
     {'args': [{'t': [5, 3], 'dtype': 'float32', 'range': [-8.478373527526855, 5.774446487426758]}, -2.982185125350952], 'kwargs': {}},
@@ -31,6 +116,12 @@ CALLS = [
     {'args': [{'t': [23], 'dtype': 'float32', 'range': [-8.478373527526855, 5.774446487426758]}, {'float_arg': 'nan'}], 'kwargs': {}},
     {'args': [{'t': [23], 'dtype': 'float32', 'range': [-8.478373527526855, 5.774446487426758]}, {'float_arg': 'inf'}], 'kwargs': {}},
     {'args': [{'t': [23], 'dtype': 'float32', 'range': [-8.478373527526855, 5.774446487426758]}, {'float_arg': '-inf'}], 'kwargs': {}},
+    {'args': [{'t': [20], 'dtype': 'float32', 'range': [0.5734938383102417, 8.478373527526855]}, {'float_arg': 'inf'}], 'kwargs': {}},
+    {'args': [{'t': [], 'dtype': 'float32', 'range': [8.478373527526855, 8.478373527526855]}, {'float_arg': 'inf'}], 'kwargs': {}},
+    {'args': [{'t': [1029, 917], 'dtype': 'float32', 'range': [1.0728836059570312e-06, 9.0]}, {'float_arg': 'inf'}], 'kwargs': {}},
+    {'args': [{'t': [812], 'dtype': 'float32', 'range': [0.0012799501419067383, 8.988519668579102]}, {'float_arg': 'inf'}], 'kwargs': {}},
+    {'args': [{'t': [256], 'dtype': 'float32', 'range': [0.0, 3.1416027545928955], 'sorted': True}, {'float_arg': 'inf'}], 'kwargs': {}},
+    {'args': [{'t': [100], 'dtype': 'float32', 'range': [501.0, 1.0000000200408773e+20], 'sorted': True}, {'float_arg': 'inf'}], 'kwargs': {}},
 ]
 
 

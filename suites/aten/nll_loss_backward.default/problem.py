@@ -1,7 +1,7 @@
 """aten::nll_loss_backward.default: the ATen operator, called as the traced models call it.
 
-Timed on the 3 most called distinct traced calls (SHAPE_CASES); checked on those and on 24 calls
-that OpInfo samples (nn.functional.nll_loss) make (CHECK_CASES). Traced in: kernelevolve.aten.recipes:bart (train), kernelevolve.aten.recipes:convbert (train), kernelevolve.aten.recipes:gemma (train), kernelevolve.aten.recipes:gpt2 (train), kernelevolve.aten.recipes:llama (train), kernelevolve.aten.recipes:longformer (train), kernelevolve.aten.recipes:mixtral (train), kernelevolve.aten.recipes:phi (train), kernelevolve.aten.recipes:qwen2_moe (train).
+Timed on the 4 most called distinct traced calls (SHAPE_CASES); checked on those and on 24 calls
+that OpInfo samples (nn.functional.cross_entropy, nn.functional.nll_loss) make (CHECK_CASES), and on GPUs on 48 of those again in bfloat16 or float16. Traced in: kernelevolve.aten.recipes:bart (train), kernelevolve.aten.recipes:convbert (train), kernelevolve.aten.recipes:esm (train), kernelevolve.aten.recipes:gemma (train), kernelevolve.aten.recipes:gpt2 (train), kernelevolve.aten.recipes:gpt2_adamw (forward), kernelevolve.aten.recipes:llama (train), kernelevolve.aten.recipes:llava (train), kernelevolve.aten.recipes:longformer (train), kernelevolve.aten.recipes:mixtral (train), kernelevolve.aten.recipes:phi (train), kernelevolve.aten.recipes:qwen2_moe (train), kernelevolve.aten.recipes:speech_to_text (train), kernelevolve.aten.recipes:switch_transformers (train), kernelevolve.aten.recipes:yoso (train).
 The inputs are the call's positional arguments, then its keyword arguments as one dict (docs/aten.md).
 """
 
@@ -13,19 +13,104 @@ from kernelevolve.aten.spec import build_call
 
 ATEN_OPERATOR = 'aten::nll_loss_backward.default'
 ATEN_VARIANTS = ['aten::nll_loss_backward.grad_input']
-TRACED_SHARE = 0.002762  # its largest share of a traced step's time
+TRACED_SHARE = 0.004894  # its largest share of a traced step's time
 
 CASE = 0
-SHAPE_CASES = [{'CASE': 0}, {'CASE': 1}, {'CASE': 2}]
-CHECK_CASES = [{'CASE': 3}, {'CASE': 4}, {'CASE': 5}, {'CASE': 6}, {'CASE': 7}, {'CASE': 8}, {'CASE': 9}, {'CASE': 10}, {'CASE': 11}, {'CASE': 12}, {'CASE': 13}, {'CASE': 14}, {'CASE': 15}, {'CASE': 16}, {'CASE': 17}, {'CASE': 18}, {'CASE': 19}, {'CASE': 20}, {'CASE': 21}, {'CASE': 22}, {'CASE': 23}, {'CASE': 24}, {'CASE': 25}, {'CASE': 26}]
+SHAPE_CASES = [{'CASE': 0}, {'CASE': 1}, {'CASE': 2}, {'CASE': 3}]
+DTYPE = torch.float32
+DEVICE_TYPES = None  # every device; a half-precision check case binds ['cuda']
+CHECK_CASES = [
+    {'CASE': 4},
+    {'CASE': 5},
+    {'CASE': 6},
+    {'CASE': 7},
+    {'CASE': 8},
+    {'CASE': 9},
+    {'CASE': 10},
+    {'CASE': 11},
+    {'CASE': 12},
+    {'CASE': 13},
+    {'CASE': 14},
+    {'CASE': 15},
+    {'CASE': 16},
+    {'CASE': 17},
+    {'CASE': 18},
+    {'CASE': 19},
+    {'CASE': 20},
+    {'CASE': 21},
+    {'CASE': 22},
+    {'CASE': 23},
+    {'CASE': 24},
+    {'CASE': 25},
+    {'CASE': 26},
+    {'CASE': 27},
+    {'CASE': 4, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 5, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 6, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 7, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 8, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 9, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 10, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 11, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 12, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 13, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 14, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 15, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 16, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 17, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 18, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 19, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 20, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 21, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 22, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 23, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 24, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 25, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 26, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 27, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 4, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 5, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 6, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 7, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 8, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 9, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 10, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 11, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 12, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 13, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 14, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 15, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 16, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 17, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 18, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 19, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 20, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 21, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 22, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 23, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 24, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 25, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 26, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 27, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+]
 CALLS = [
     {'args': [{'t': [], 'dtype': 'float32', 'range': [22.124860763549805, 22.124860763549805]}, {'t': [128, 50265], 'dtype': 'float32', 'range': [-13.92062759399414, -1.6002402305603027]}, {'t': [128], 'dtype': 'int64', 'range': [279, 49979]}, None, 1, -100, {'t': [], 'dtype': 'float32', 'range': [128.0, 128.0]}], 'kwargs': {}},
     {'args': [{'t': [], 'dtype': 'float32', 'range': [21.039234161376953, 21.039234161376953]}, {'t': [256, 32000], 'dtype': 'float32', 'range': [-13.630166053771973, -7.611267566680908]}, {'t': [256], 'dtype': 'int64', 'range': [441, 31869]}, None, 1, -100, {'t': [], 'dtype': 'float32', 'range': [256.0, 256.0]}], 'kwargs': {}},
+    {'args': [{'t': [], 'dtype': 'float32', 'range': [7.088720321655273, 7.088720321655273]}, {'t': [256, 33], 'dtype': 'float32', 'range': [-5.124035835266113, -2.13944935798645]}, {'t': [256], 'dtype': 'int64', 'range': [4, 23]}, None, 1, -100, {'t': [], 'dtype': 'float32', 'range': [256.0, 256.0]}], 'kwargs': {}},
     {'args': [{'t': [], 'dtype': 'float32', 'range': [21.035966873168945, 21.035966873168945]}, {'t': [512, 32000], 'dtype': 'float32', 'range': [-13.533540725708008, -7.468262195587158]}, {'t': [512], 'dtype': 'int64', 'range': [67, 31996]}, None, 1, -100, {'t': [], 'dtype': 'float32', 'range': [512.0, 512.0]}], 'kwargs': {}},
-    {'args': [{'t': [2], 'dtype': 'float32', 'range': [-0.7329553365707397, 0.8952171802520752], 'sorted': True}, {'t': [2, 3], 'dtype': 'float32', 'stride': [6, 2], 'offset': 1, 'range': [-8.478373527526855, 3.611605167388916]}, {'t': [2], 'dtype': 'int64', 'stride': [2], 'offset': 1, 'values': [0, 0]}, None, 0, -100, {'t': [], 'dtype': 'float32', 'range': [0.0, 0.0]}], 'kwargs': {}},
-    {'args': [{'t': [2], 'dtype': 'float32', 'range': [-0.7474561929702759, 0.6340807676315308]}, {'t': [2, 3], 'dtype': 'float32', 'stride': [6, 2], 'offset': 1, 'range': [-8.478373527526855, 3.611605167388916]}, {'t': [2], 'dtype': 'int64', 'stride': [2], 'offset': 1, 'values': [0, 0]}, {'t': [3], 'dtype': 'float32', 'stride': [2], 'offset': 1, 'range': [-3.033684730529785, 5.106744766235352]}, 0, -100, {'t': [], 'dtype': 'float32', 'range': [0.0, 0.0]}], 'kwargs': {}},
-    {'args': [{'t': [2], 'dtype': 'float32', 'range': [-1.1492115259170532, -0.30163294076919556]}, {'t': [2, 3], 'dtype': 'float32', 'stride': [6, 2], 'offset': 1, 'range': [-8.478373527526855, 3.611605167388916]}, {'t': [2], 'dtype': 'int64', 'stride': [2], 'offset': 1, 'values': [0, 0]}, {'t': [3], 'dtype': 'float32', 'stride': [2], 'offset': 1, 'range': [2.9831576347351074, 7.053372383117676]}, 0, -100, {'t': [], 'dtype': 'float32', 'range': [0.0, 0.0]}], 'kwargs': {}},
-    {'args': [{'t': [2], 'dtype': 'float32', 'range': [-0.21069739758968353, 0.5753723978996277]}, {'t': [2, 3], 'dtype': 'float32', 'stride': [6, 2], 'offset': 1, 'range': [-8.478373527526855, 3.611605167388916]}, {'t': [2], 'dtype': 'int64', 'stride': [2], 'offset': 1, 'values': [0, 0]}, {'t': [3], 'dtype': 'float32', 'stride': [2], 'offset': 1, 'range': [-6.016842365264893, -1.9466276168823242]}, 0, -100, {'t': [], 'dtype': 'float32', 'range': [0.0, 0.0]}], 'kwargs': {}},
+    {'args': [{'t': [], 'dtype': 'float32', 'range': [1.8683128356933594, 1.8683128356933594]}, {'t': [2, 3], 'dtype': 'float32', 'range': [-10.110275268554688, -0.018953876569867134]}, {'t': [2], 'dtype': 'int64', 'values': [0, 0]}, None, 1, -100, {'t': [], 'dtype': 'float32', 'range': [2.0, 2.0]}], 'kwargs': {}},
+    {'args': [{'t': [2], 'dtype': 'float32', 'range': [-0.7329553365707397, 0.8952171802520752], 'sorted': True}, {'t': [2, 3], 'dtype': 'float32', 'range': [-8.478373527526855, 3.611605167388916]}, {'t': [2], 'dtype': 'int64', 'values': [0, 0]}, None, 0, -100, {'t': [], 'dtype': 'float32', 'range': [0.0, 0.0]}], 'kwargs': {}},
+    {'args': [{'t': [2], 'dtype': 'float32', 'range': [-0.7474561929702759, 0.6340807676315308]}, {'t': [2, 3], 'dtype': 'float32', 'range': [-8.478373527526855, 3.611605167388916]}, {'t': [2], 'dtype': 'int64', 'values': [0, 0]}, {'t': [3], 'dtype': 'float32', 'range': [-3.033684730529785, 5.106744766235352]}, 0, -100, {'t': [], 'dtype': 'float32', 'range': [0.0, 0.0]}], 'kwargs': {}},
+    {'args': [{'t': [2], 'dtype': 'float32', 'range': [-1.1492115259170532, -0.30163294076919556]}, {'t': [2, 3], 'dtype': 'float32', 'range': [-8.478373527526855, 3.611605167388916]}, {'t': [2], 'dtype': 'int64', 'values': [0, 0]}, {'t': [3], 'dtype': 'float32', 'range': [2.9831576347351074, 7.053372383117676]}, 0, -100, {'t': [], 'dtype': 'float32', 'range': [0.0, 0.0]}], 'kwargs': {}},
+    {'args': [{'t': [2], 'dtype': 'float32', 'range': [-0.21069739758968353, 0.5753723978996277]}, {'t': [2, 3], 'dtype': 'float32', 'range': [-8.478373527526855, 3.611605167388916]}, {'t': [2], 'dtype': 'int64', 'values': [0, 0]}, {'t': [3], 'dtype': 'float32', 'range': [-6.016842365264893, -1.9466276168823242]}, 0, -100, {'t': [], 'dtype': 'float32', 'range': [0.0, 0.0]}], 'kwargs': {}},
+    {'args': [{'t': [], 'dtype': 'float32', 'range': [-0.8544751405715942, -0.8544751405715942]}, {'t': [2, 3], 'dtype': 'float32', 'range': [-10.110275268554688, -0.018953876569867134]}, {'t': [2], 'dtype': 'int64', 'values': [0, 0]}, None, 1, -100, {'t': [], 'dtype': 'float32', 'range': [2.0, 2.0]}], 'kwargs': {}},
+    {'args': [{'t': [], 'dtype': 'float32', 'range': [1.576936960220337, 1.576936960220337]}, {'t': [2, 3], 'dtype': 'float32', 'range': [-11.564647674560547, -0.002455555135384202]}, {'t': [2], 'dtype': 'int64', 'values': [0, 0]}, None, 1, -100, {'t': [], 'dtype': 'float32', 'range': [2.0, 2.0]}], 'kwargs': {}},
+    {'args': [{'t': [], 'dtype': 'float32', 'range': [-0.6038612127304077, -0.6038612127304077]}, {'t': [2, 3], 'dtype': 'float32', 'range': [-11.564647674560547, -0.002455555135384202]}, {'t': [2], 'dtype': 'int64', 'values': [0, 0]}, None, 2, -100, {'t': [], 'dtype': 'float32', 'range': [2.0, 2.0]}], 'kwargs': {}},
+    {'args': [{'t': [2], 'dtype': 'float32', 'range': [-0.41753682494163513, 0.7618150115013123], 'sorted': True}, {'t': [2, 3], 'dtype': 'float32', 'range': [-11.564647674560547, -0.002455555135384202]}, {'t': [2], 'dtype': 'int64', 'values': [0, 0]}, None, 0, -100, {'t': [], 'dtype': 'float32', 'range': [0.0, 0.0]}], 'kwargs': {}},
+    {'args': [{'t': [], 'dtype': 'float32', 'range': [-0.48642614483833313, -0.48642614483833313]}, {'t': [2, 3], 'dtype': 'float32', 'range': [-11.564647674560547, -0.002455555135384202]}, {'t': [2], 'dtype': 'int64', 'values': [0, 0]}, {'t': [3], 'dtype': 'float32', 'range': [-8.478373527526855, -1.765825867652893]}, 1, -100, {'t': [], 'dtype': 'float32', 'range': [-16.95674705505371, -16.95674705505371]}], 'kwargs': {}},
+    {'args': [{'t': [], 'dtype': 'float32', 'range': [-0.4789838194847107, -0.4789838194847107]}, {'t': [2, 3], 'dtype': 'float32', 'range': [-11.564647674560547, -0.002455555135384202]}, {'t': [2], 'dtype': 'int64', 'values': [0, 0]}, {'t': [3], 'dtype': 'float32', 'range': [-7.950586795806885, 3.611605167388916]}, 2, -100, {'t': [], 'dtype': 'float32', 'range': [-4.800911903381348, -4.800911903381348]}], 'kwargs': {}},
+    {'args': [{'t': [2], 'dtype': 'float32', 'range': [-0.22851154208183289, 0.30810612440109253], 'sorted': True}, {'t': [2, 3], 'dtype': 'float32', 'range': [-11.564647674560547, -0.002455555135384202]}, {'t': [2], 'dtype': 'int64', 'values': [0, 0]}, {'t': [3], 'dtype': 'float32', 'range': [-8.067646980285645, 3.1285104751586914], 'sorted': True}, 0, -100, {'t': [], 'dtype': 'float32', 'range': [0.0, 0.0]}], 'kwargs': {}},
+    {'args': [{'t': [], 'dtype': 'float32', 'range': [-0.8696228861808777, -0.8696228861808777]}, {'t': [2, 3], 'dtype': 'float32', 'range': [-11.564647674560547, -0.002455555135384202]}, {'t': [2], 'dtype': 'int64', 'values': [0, 0]}, None, 1, 1, {'t': [], 'dtype': 'float32', 'range': [2.0, 2.0]}], 'kwargs': {}},
     {'args': [{'t': [2], 'dtype': 'float32', 'range': [-1.45167875289917, -0.044578004628419876]}, {'t': [2, 3], 'dtype': 'float32', 'range': [-8.478373527526855, 3.611605167388916]}, {'t': [2], 'dtype': 'int64', 'values': [0, 0]}, None, 0, -100, {'t': [], 'dtype': 'float32', 'range': [0.0, 0.0]}], 'kwargs': {}},
     {'args': [{'t': [2], 'dtype': 'float32', 'range': [-1.292293667793274, -0.03659534081816673], 'sorted': True}, {'t': [2, 3], 'dtype': 'float32', 'range': [-8.478373527526855, 3.611605167388916]}, {'t': [2], 'dtype': 'int64', 'values': [0, 0]}, {'t': [3], 'dtype': 'float32', 'range': [-3.033684730529785, 5.106744766235352]}, 0, -100, {'t': [], 'dtype': 'float32', 'range': [0.0, 0.0]}], 'kwargs': {}},
     {'args': [{'t': [2], 'dtype': 'float32', 'range': [-0.7331019043922424, 0.21954970061779022], 'sorted': True}, {'t': [2, 3], 'dtype': 'float32', 'range': [-8.478373527526855, 3.611605167388916]}, {'t': [2], 'dtype': 'int64', 'values': [0, 0]}, {'t': [3], 'dtype': 'float32', 'range': [2.9831576347351074, 7.053372383117676]}, 0, -100, {'t': [], 'dtype': 'float32', 'range': [0.0, 0.0]}], 'kwargs': {}},
@@ -37,15 +122,6 @@ CALLS = [
     {'args': [{'t': [], 'dtype': 'float32', 'range': [0.8310586810112, 0.8310586810112]}, {'t': [3], 'dtype': 'float32', 'range': [-8.478373527526855, -1.765825867652893]}, {'t': [], 'dtype': 'int64', 'values': [2]}, {'t': [3], 'dtype': 'float32', 'range': [-8.067646980285645, 3.611605167388916]}, 0, -100, {'t': [], 'dtype': 'float32', 'range': [-8.067646980285645, -8.067646980285645]}], 'kwargs': {}},
     {'args': [{'t': [], 'dtype': 'float32', 'range': [-0.11255960166454315, -0.11255960166454315]}, {'t': [3], 'dtype': 'float32', 'range': [-8.478373527526855, -1.765825867652893]}, {'t': [], 'dtype': 'int64', 'values': [2]}, {'t': [3], 'dtype': 'float32', 'range': [0.46617650985717773, 6.305802345275879]}, 0, -100, {'t': [], 'dtype': 'float32', 'range': [0.46617650985717773, 0.46617650985717773]}], 'kwargs': {}},
     {'args': [{'t': [], 'dtype': 'float32', 'range': [-0.10026472061872482, -0.10026472061872482]}, {'t': [3], 'dtype': 'float32', 'range': [-8.478373527526855, -1.765825867652893]}, {'t': [], 'dtype': 'int64', 'values': [2]}, {'t': [3], 'dtype': 'float32', 'range': [-8.533823013305664, -2.694197416305542]}, 0, -100, {'t': [], 'dtype': 'float32', 'range': [-8.533823013305664, -8.533823013305664]}], 'kwargs': {}},
-    {'args': [{'t': [], 'dtype': 'float32', 'range': [0.9722656011581421, 0.9722656011581421]}, {'t': [3], 'dtype': 'float32', 'range': [-4.3228044509887695, -1.765825867652893]}, {'t': [], 'dtype': 'int64', 'values': [0]}, None, 0, 1, {'t': [], 'dtype': 'float32', 'range': [1.0, 1.0]}], 'kwargs': {}},
-    {'args': [{'t': [], 'dtype': 'float32', 'range': [1.1045091152191162, 1.1045091152191162]}, {'t': [3], 'dtype': 'float32', 'range': [-8.478373527526855, -1.765825867652893]}, {'t': [], 'dtype': 'int64', 'values': [0]}, {'t': [3], 'dtype': 'float32', 'range': [-7.950586795806885, 3.611605167388916]}, 0, 1, {'t': [], 'dtype': 'float32', 'range': [-2.400455951690674, -2.400455951690674]}], 'kwargs': {}},
-    {'args': [{'t': [], 'dtype': 'float32', 'range': [-1.1077977418899536, -1.1077977418899536]}, {'t': [3], 'dtype': 'float32', 'range': [-8.478373527526855, -1.765825867652893]}, {'t': [], 'dtype': 'int64', 'values': [0]}, None, 0, 0, {'t': [], 'dtype': 'float32', 'range': [0.0, 0.0]}], 'kwargs': {}},
-    {'args': [{'t': [], 'dtype': 'float32', 'range': [1.6383804082870483, 1.6383804082870483]}, {'t': [2, 3], 'dtype': 'float32', 'range': [-8.478373527526855, 3.611605167388916]}, {'t': [2], 'dtype': 'int64', 'values': [0, 0]}, None, 1, -100, {'t': [], 'dtype': 'float32', 'range': [2.0, 2.0]}], 'kwargs': {}},
-    {'args': [{'t': [], 'dtype': 'float32', 'range': [-0.46558240056037903, -0.46558240056037903]}, {'t': [2, 3], 'dtype': 'float32', 'range': [-8.478373527526855, 3.611605167388916]}, {'t': [2], 'dtype': 'int64', 'values': [0, 0]}, {'t': [3], 'dtype': 'float32', 'range': [-3.033684730529785, 5.106744766235352]}, 1, -100, {'t': [], 'dtype': 'float32', 'range': [6.257020950317383, 6.257020950317383]}], 'kwargs': {}},
-    {'args': [{'t': [], 'dtype': 'float32', 'range': [1.3130487203598022, 1.3130487203598022]}, {'t': [2, 3], 'dtype': 'float32', 'range': [-8.478373527526855, 3.611605167388916]}, {'t': [2], 'dtype': 'int64', 'values': [0, 0]}, {'t': [3], 'dtype': 'float32', 'range': [2.9831576347351074, 7.053372383117676]}, 1, -100, {'t': [], 'dtype': 'float32', 'range': [12.128510475158691, 12.128510475158691]}], 'kwargs': {}},
-    {'args': [{'t': [], 'dtype': 'float32', 'range': [-0.6234836578369141, -0.6234836578369141]}, {'t': [2, 3], 'dtype': 'float32', 'range': [-8.478373527526855, 3.611605167388916]}, {'t': [2], 'dtype': 'int64', 'values': [0, 0]}, {'t': [3], 'dtype': 'float32', 'range': [-6.016842365264893, -1.9466276168823242]}, 1, -100, {'t': [], 'dtype': 'float32', 'range': [-5.871489524841309, -5.871489524841309]}], 'kwargs': {}},
-    {'args': [{'t': [], 'dtype': 'float32', 'range': [0.39442238211631775, 0.39442238211631775]}, {'t': [2, 3], 'dtype': 'float32', 'range': [-8.067646980285645, 3.611605167388916]}, {'t': [2], 'dtype': 'int64', 'values': [0, 0]}, None, 1, 1, {'t': [], 'dtype': 'float32', 'range': [2.0, 2.0]}], 'kwargs': {}},
-    {'args': [{'t': [], 'dtype': 'float32', 'range': [0.10327444225549698, 0.10327444225549698]}, {'t': [2, 3], 'dtype': 'float32', 'range': [-8.478373527526855, 3.611605167388916]}, {'t': [2], 'dtype': 'int64', 'values': [0, 0]}, {'t': [3], 'dtype': 'float32', 'range': [-8.067646980285645, 3.1285104751586914], 'sorted': True}, 1, 1, {'t': [], 'dtype': 'float32', 'range': [-16.13529396057129, -16.13529396057129]}], 'kwargs': {}},
 ]
 
 

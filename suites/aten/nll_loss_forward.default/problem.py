@@ -1,7 +1,7 @@
 """aten::nll_loss_forward.default: the ATen operator, called as the traced models call it.
 
-Timed on the 3 most called distinct traced calls (SHAPE_CASES); checked on those and on 24 calls
-that OpInfo samples (nn.functional.nll_loss) make (CHECK_CASES). Traced in: kernelevolve.aten.recipes:bart (forward), kernelevolve.aten.recipes:bart (train), kernelevolve.aten.recipes:convbert (forward), kernelevolve.aten.recipes:convbert (train), kernelevolve.aten.recipes:gemma (forward), kernelevolve.aten.recipes:gemma (train), kernelevolve.aten.recipes:gpt2 (forward), kernelevolve.aten.recipes:gpt2 (train), kernelevolve.aten.recipes:llama (forward), kernelevolve.aten.recipes:llama (train), kernelevolve.aten.recipes:longformer (forward), kernelevolve.aten.recipes:longformer (train), kernelevolve.aten.recipes:mixtral (forward), kernelevolve.aten.recipes:mixtral (train), kernelevolve.aten.recipes:phi (forward), kernelevolve.aten.recipes:phi (train), kernelevolve.aten.recipes:qwen2_moe (forward), kernelevolve.aten.recipes:qwen2_moe (train).
+Timed on the 4 most called distinct traced calls (SHAPE_CASES); checked on those and on 24 calls
+that OpInfo samples (nn.functional.cross_entropy, nn.functional.nll_loss) make (CHECK_CASES), and on GPUs on 48 of those again in bfloat16 or float16. Traced in: kernelevolve.aten.recipes:bart (forward), kernelevolve.aten.recipes:bart (train), kernelevolve.aten.recipes:convbert (forward), kernelevolve.aten.recipes:convbert (train), kernelevolve.aten.recipes:esm (train), kernelevolve.aten.recipes:gemma (forward), kernelevolve.aten.recipes:gemma (train), kernelevolve.aten.recipes:gpt2 (forward), kernelevolve.aten.recipes:gpt2 (train), kernelevolve.aten.recipes:gpt2_adamw (forward), kernelevolve.aten.recipes:llama (forward), kernelevolve.aten.recipes:llama (train), kernelevolve.aten.recipes:llava (train), kernelevolve.aten.recipes:longformer (forward), kernelevolve.aten.recipes:longformer (train), kernelevolve.aten.recipes:mixtral (forward), kernelevolve.aten.recipes:mixtral (train), kernelevolve.aten.recipes:phi (forward), kernelevolve.aten.recipes:phi (train), kernelevolve.aten.recipes:qwen2_moe (forward), kernelevolve.aten.recipes:qwen2_moe (train), kernelevolve.aten.recipes:speech_to_text (train), kernelevolve.aten.recipes:switch_transformers (train), kernelevolve.aten.recipes:yoso (train).
 The inputs are the call's positional arguments, then its keyword arguments as one dict (docs/aten.md).
 """
 
@@ -16,16 +16,101 @@ ATEN_VARIANTS = ['aten::nll_loss_forward.output']
 TRACED_SHARE = 8e-05  # its largest share of a traced step's time
 
 CASE = 0
-SHAPE_CASES = [{'CASE': 0}, {'CASE': 1}, {'CASE': 2}]
-CHECK_CASES = [{'CASE': 3}, {'CASE': 4}, {'CASE': 5}, {'CASE': 6}, {'CASE': 7}, {'CASE': 8}, {'CASE': 9}, {'CASE': 10}, {'CASE': 11}, {'CASE': 12}, {'CASE': 13}, {'CASE': 14}, {'CASE': 15}, {'CASE': 16}, {'CASE': 17}, {'CASE': 18}, {'CASE': 19}, {'CASE': 20}, {'CASE': 21}, {'CASE': 22}, {'CASE': 23}, {'CASE': 24}, {'CASE': 25}, {'CASE': 26}]
+SHAPE_CASES = [{'CASE': 0}, {'CASE': 1}, {'CASE': 2}, {'CASE': 3}]
+DTYPE = torch.float32
+DEVICE_TYPES = None  # every device; a half-precision check case binds ['cuda']
+CHECK_CASES = [
+    {'CASE': 4},
+    {'CASE': 5},
+    {'CASE': 6},
+    {'CASE': 7},
+    {'CASE': 8},
+    {'CASE': 9},
+    {'CASE': 10},
+    {'CASE': 11},
+    {'CASE': 12},
+    {'CASE': 13},
+    {'CASE': 14},
+    {'CASE': 15},
+    {'CASE': 16},
+    {'CASE': 17},
+    {'CASE': 18},
+    {'CASE': 19},
+    {'CASE': 20},
+    {'CASE': 21},
+    {'CASE': 22},
+    {'CASE': 23},
+    {'CASE': 24},
+    {'CASE': 25},
+    {'CASE': 26},
+    {'CASE': 27},
+    {'CASE': 4, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 5, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 6, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 7, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 8, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 9, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 10, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 11, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 12, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 13, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 14, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 15, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 16, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 17, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 18, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 19, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 20, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 21, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 22, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 23, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 24, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 25, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 26, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 27, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 4, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 5, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 6, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 7, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 8, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 9, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 10, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 11, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 12, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 13, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 14, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 15, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 16, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 17, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 18, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 19, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 20, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 21, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 22, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 23, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 24, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 25, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 26, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 27, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+]
 CALLS = [
     {'args': [{'t': [128, 50265], 'dtype': 'float32', 'range': [-14.148816108703613, -1.053148627281189]}, {'t': [128], 'dtype': 'int64', 'range': [279, 49979]}, None, 1, -100], 'kwargs': {}},
     {'args': [{'t': [256, 32000], 'dtype': 'float32', 'range': [-13.49769401550293, -7.723684310913086]}, {'t': [256], 'dtype': 'int64', 'range': [441, 31869]}, None, 1, -100], 'kwargs': {}},
+    {'args': [{'t': [256, 33], 'dtype': 'float32', 'range': [-5.124035835266113, -2.13944935798645]}, {'t': [256], 'dtype': 'int64', 'range': [4, 23]}, None, 1, -100], 'kwargs': {}},
     {'args': [{'t': [512, 32000], 'dtype': 'float32', 'range': [-13.490349769592285, -7.57699728012085]}, {'t': [512], 'dtype': 'int64', 'range': [67, 31996]}, None, 1, -100], 'kwargs': {}},
+    {'args': [{'t': [2, 3], 'dtype': 'float32', 'range': [-10.110275268554688, -0.018953876569867134]}, {'t': [2], 'dtype': 'int64', 'stride': [2], 'offset': 1, 'values': [0, 0]}, None, 1, -100], 'kwargs': {}},
     {'args': [{'t': [2, 3], 'dtype': 'float32', 'stride': [6, 2], 'offset': 1, 'range': [-8.478373527526855, 3.611605167388916]}, {'t': [2], 'dtype': 'int64', 'stride': [2], 'offset': 1, 'values': [0, 0]}, None, 0, -100], 'kwargs': {}},
     {'args': [{'t': [2, 3], 'dtype': 'float32', 'stride': [6, 2], 'offset': 1, 'range': [-8.478373527526855, 3.611605167388916]}, {'t': [2], 'dtype': 'int64', 'stride': [2], 'offset': 1, 'values': [0, 0]}, {'t': [3], 'dtype': 'float32', 'stride': [2], 'offset': 1, 'range': [-3.033684730529785, 5.106744766235352]}, 0, -100], 'kwargs': {}},
     {'args': [{'t': [2, 3], 'dtype': 'float32', 'stride': [6, 2], 'offset': 1, 'range': [-8.478373527526855, 3.611605167388916]}, {'t': [2], 'dtype': 'int64', 'stride': [2], 'offset': 1, 'values': [0, 0]}, {'t': [3], 'dtype': 'float32', 'stride': [2], 'offset': 1, 'range': [2.9831576347351074, 7.053372383117676]}, 0, -100], 'kwargs': {}},
     {'args': [{'t': [2, 3], 'dtype': 'float32', 'stride': [6, 2], 'offset': 1, 'range': [-8.478373527526855, 3.611605167388916]}, {'t': [2], 'dtype': 'int64', 'stride': [2], 'offset': 1, 'values': [0, 0]}, {'t': [3], 'dtype': 'float32', 'stride': [2], 'offset': 1, 'range': [-6.016842365264893, -1.9466276168823242]}, 0, -100], 'kwargs': {}},
+    {'args': [{'t': [2, 3], 'dtype': 'float32', 'range': [-10.110275268554688, -0.018953876569867134]}, {'t': [2], 'dtype': 'int64', 'values': [0, 0]}, None, 1, -100], 'kwargs': {}},
+    {'args': [{'t': [2, 3], 'dtype': 'float32', 'range': [-11.564647674560547, -0.002455555135384202]}, {'t': [2], 'dtype': 'int64', 'values': [0, 0]}, None, 1, -100], 'kwargs': {}},
+    {'args': [{'t': [2, 3], 'dtype': 'float32', 'range': [-11.564647674560547, -0.002455555135384202]}, {'t': [2], 'dtype': 'int64', 'values': [0, 0]}, None, 2, -100], 'kwargs': {}},
+    {'args': [{'t': [2, 3], 'dtype': 'float32', 'range': [-11.564647674560547, -0.002455555135384202]}, {'t': [2], 'dtype': 'int64', 'values': [0, 0]}, None, 0, -100], 'kwargs': {}},
+    {'args': [{'t': [2, 3], 'dtype': 'float32', 'range': [-11.564647674560547, -0.002455555135384202]}, {'t': [2], 'dtype': 'int64', 'values': [0, 0]}, {'t': [3], 'dtype': 'float32', 'range': [-8.478373527526855, -1.765825867652893]}, 1, -100], 'kwargs': {}},
+    {'args': [{'t': [2, 3], 'dtype': 'float32', 'range': [-11.564647674560547, -0.002455555135384202]}, {'t': [2], 'dtype': 'int64', 'values': [0, 0]}, {'t': [3], 'dtype': 'float32', 'range': [-7.950586795806885, 3.611605167388916]}, 2, -100], 'kwargs': {}},
+    {'args': [{'t': [2, 3], 'dtype': 'float32', 'range': [-11.564647674560547, -0.002455555135384202]}, {'t': [2], 'dtype': 'int64', 'values': [0, 0]}, {'t': [3], 'dtype': 'float32', 'range': [-8.067646980285645, 3.1285104751586914], 'sorted': True}, 0, -100], 'kwargs': {}},
+    {'args': [{'t': [2, 3], 'dtype': 'float32', 'range': [-11.564647674560547, -0.002455555135384202]}, {'t': [2], 'dtype': 'int64', 'values': [0, 0]}, None, 1, 1], 'kwargs': {}},
     {'args': [{'t': [2, 3], 'dtype': 'float32', 'range': [-8.478373527526855, 3.611605167388916]}, {'t': [2], 'dtype': 'int64', 'values': [0, 0]}, None, 0, -100], 'kwargs': {}},
     {'args': [{'t': [2, 3], 'dtype': 'float32', 'range': [-8.478373527526855, 3.611605167388916]}, {'t': [2], 'dtype': 'int64', 'values': [0, 0]}, {'t': [3], 'dtype': 'float32', 'range': [-3.033684730529785, 5.106744766235352]}, 0, -100], 'kwargs': {}},
     {'args': [{'t': [2, 3], 'dtype': 'float32', 'range': [-8.478373527526855, 3.611605167388916]}, {'t': [2], 'dtype': 'int64', 'values': [0, 0]}, {'t': [3], 'dtype': 'float32', 'range': [2.9831576347351074, 7.053372383117676]}, 0, -100], 'kwargs': {}},
@@ -37,15 +122,6 @@ CALLS = [
     {'args': [{'t': [3], 'dtype': 'float32', 'range': [-8.478373527526855, -1.765825867652893]}, {'t': [], 'dtype': 'int64', 'values': [2]}, {'t': [3], 'dtype': 'float32', 'range': [-8.067646980285645, 3.611605167388916]}, 0, -100], 'kwargs': {}},
     {'args': [{'t': [3], 'dtype': 'float32', 'range': [-8.478373527526855, -1.765825867652893]}, {'t': [], 'dtype': 'int64', 'values': [2]}, {'t': [3], 'dtype': 'float32', 'range': [0.46617650985717773, 6.305802345275879]}, 0, -100], 'kwargs': {}},
     {'args': [{'t': [3], 'dtype': 'float32', 'range': [-8.478373527526855, -1.765825867652893]}, {'t': [], 'dtype': 'int64', 'values': [2]}, {'t': [3], 'dtype': 'float32', 'range': [-8.533823013305664, -2.694197416305542]}, 0, -100], 'kwargs': {}},
-    {'args': [{'t': [3], 'dtype': 'float32', 'range': [-4.3228044509887695, -1.765825867652893]}, {'t': [], 'dtype': 'int64', 'values': [0]}, None, 0, 1], 'kwargs': {}},
-    {'args': [{'t': [3], 'dtype': 'float32', 'range': [-8.478373527526855, -1.765825867652893]}, {'t': [], 'dtype': 'int64', 'values': [0]}, {'t': [3], 'dtype': 'float32', 'range': [-7.950586795806885, 3.611605167388916]}, 0, 1], 'kwargs': {}},
-    {'args': [{'t': [3], 'dtype': 'float32', 'range': [-8.478373527526855, -1.765825867652893]}, {'t': [], 'dtype': 'int64', 'values': [0]}, None, 0, 0], 'kwargs': {}},
-    {'args': [{'t': [2, 3], 'dtype': 'float32', 'range': [-8.478373527526855, 3.611605167388916]}, {'t': [2], 'dtype': 'int64', 'values': [0, 0]}, None, 1, -100], 'kwargs': {}},
-    {'args': [{'t': [2, 3], 'dtype': 'float32', 'range': [-8.478373527526855, 3.611605167388916]}, {'t': [2], 'dtype': 'int64', 'values': [0, 0]}, {'t': [3], 'dtype': 'float32', 'range': [-3.033684730529785, 5.106744766235352]}, 1, -100], 'kwargs': {}},
-    {'args': [{'t': [2, 3], 'dtype': 'float32', 'range': [-8.478373527526855, 3.611605167388916]}, {'t': [2], 'dtype': 'int64', 'values': [0, 0]}, {'t': [3], 'dtype': 'float32', 'range': [2.9831576347351074, 7.053372383117676]}, 1, -100], 'kwargs': {}},
-    {'args': [{'t': [2, 3], 'dtype': 'float32', 'range': [-8.478373527526855, 3.611605167388916]}, {'t': [2], 'dtype': 'int64', 'values': [0, 0]}, {'t': [3], 'dtype': 'float32', 'range': [-6.016842365264893, -1.9466276168823242]}, 1, -100], 'kwargs': {}},
-    {'args': [{'t': [2, 3], 'dtype': 'float32', 'range': [-8.067646980285645, 3.611605167388916]}, {'t': [2], 'dtype': 'int64', 'values': [0, 0]}, None, 1, 1], 'kwargs': {}},
-    {'args': [{'t': [2, 3], 'dtype': 'float32', 'range': [-8.478373527526855, 3.611605167388916]}, {'t': [2], 'dtype': 'int64', 'values': [0, 0]}, {'t': [3], 'dtype': 'float32', 'range': [-8.067646980285645, 3.1285104751586914], 'sorted': True}, 1, 1], 'kwargs': {}},
 ]
 
 

@@ -1,7 +1,7 @@
 """aten::pow.Scalar: the ATen operator, called as the traced models call it.
 
 Timed on the 3 most called distinct traced calls (SHAPE_CASES); checked on those and on 1 calls
-that OpInfo samples (pow) make (CHECK_CASES). Traced in: kernelevolve.aten.recipes:deformable_detr (forward), kernelevolve.aten.recipes:deformable_detr (train), kernelevolve.aten.recipes:edgenext (forward), kernelevolve.aten.recipes:edgenext (train), kernelevolve.aten.recipes:funnel (forward), kernelevolve.aten.recipes:funnel (train), kernelevolve.aten.recipes:xcit (forward), kernelevolve.aten.recipes:xcit (train), kernelevolve.aten.recipes:xlnet (forward), kernelevolve.aten.recipes:xlnet (train).
+that OpInfo samples (linalg.vector_norm, pow) make (CHECK_CASES), and on GPUs on 2 of those again in bfloat16 or float16. Traced in: kernelevolve.aten.recipes:deformable_detr (forward), kernelevolve.aten.recipes:deformable_detr (train), kernelevolve.aten.recipes:edgenext (forward), kernelevolve.aten.recipes:edgenext (train), kernelevolve.aten.recipes:funnel (forward), kernelevolve.aten.recipes:funnel (train), kernelevolve.aten.recipes:xcit (forward), kernelevolve.aten.recipes:xcit (train), kernelevolve.aten.recipes:xlnet (forward), kernelevolve.aten.recipes:xlnet (train).
 The inputs are the call's positional arguments, then its keyword arguments as one dict (docs/aten.md).
 """
 
@@ -17,7 +17,13 @@ TRACED_SHARE = 0.008126  # its largest share of a traced step's time
 
 CASE = 0
 SHAPE_CASES = [{'CASE': 0}, {'CASE': 1}, {'CASE': 2}]
-CHECK_CASES = [{'CASE': 3}]
+DTYPE = torch.float32
+DEVICE_TYPES = None  # every device; a half-precision check case binds ['cuda']
+CHECK_CASES = [
+    {'CASE': 3},
+    {'CASE': 3, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 3, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+]
 CALLS = [
     {'args': [10000, {'t': [128], 'dtype': 'float32', 'range': [0.0, 0.984375], 'sorted': True}], 'kwargs': {}},
     {'args': [10000, {'t': [384], 'dtype': 'float32', 'range': [0.0, 0.9973958134651184], 'sorted': True}], 'kwargs': {}},

@@ -1,7 +1,7 @@
 """aten::pow.Tensor_Scalar: the ATen operator, called as the traced models call it.
 
 Timed on the 4 most called distinct traced calls (SHAPE_CASES); checked on those and on 24 calls
-that OpInfo samples (linalg.vector_norm, pow, rsqrt) make (CHECK_CASES). Traced in: kernelevolve.aten.recipes:bart (train), kernelevolve.aten.recipes:beit (train), kernelevolve.aten.recipes:bert (train), kernelevolve.aten.recipes:bloom (train), kernelevolve.aten.recipes:botnet (train), kernelevolve.aten.recipes:cait (train), kernelevolve.aten.recipes:clip (forward), kernelevolve.aten.recipes:clip (train), kernelevolve.aten.recipes:coatnet (train), kernelevolve.aten.recipes:convbert (train), kernelevolve.aten.recipes:convmixer (train), kernelevolve.aten.recipes:convnext_tiny (train), kernelevolve.aten.recipes:crossvit (train), kernelevolve.aten.recipes:cspdarknet (train), kernelevolve.aten.recipes:deberta (train), kernelevolve.aten.recipes:deformable_detr (train), kernelevolve.aten.recipes:densenet121 (train), kernelevolve.aten.recipes:dla (train), kernelevolve.aten.recipes:dlrm (train), kernelevolve.aten.recipes:edgenext (train), kernelevolve.aten.recipes:efficientnet_b0 (train), kernelevolve.aten.recipes:efficientvit (train), kernelevolve.aten.recipes:encodec (forward), kernelevolve.aten.recipes:encodec (train), kernelevolve.aten.recipes:eva02 (train), kernelevolve.aten.recipes:fastvit (train), kernelevolve.aten.recipes:funnel (forward), kernelevolve.aten.recipes:funnel (train), kernelevolve.aten.recipes:gemma (forward), kernelevolve.aten.recipes:gemma (train), kernelevolve.aten.recipes:ghostnet (train), kernelevolve.aten.recipes:gmlp (train), kernelevolve.aten.recipes:gpt2 (forward), kernelevolve.aten.recipes:gpt2 (train), kernelevolve.aten.recipes:gpt_neox (train), kernelevolve.aten.recipes:hgnet (train), kernelevolve.aten.recipes:hrnet (train), kernelevolve.aten.recipes:inception_v3 (train), kernelevolve.aten.recipes:levit (train), kernelevolve.aten.recipes:llama (forward), kernelevolve.aten.recipes:llama (train), kernelevolve.aten.recipes:longformer (train), kernelevolve.aten.recipes:mamba (forward), kernelevolve.aten.recipes:mistral (forward), kernelevolve.aten.recipes:mistral (train), kernelevolve.aten.recipes:mixer (train), kernelevolve.aten.recipes:mixtral (forward), kernelevolve.aten.recipes:mixtral (train), kernelevolve.aten.recipes:mobilenetv3 (train), kernelevolve.aten.recipes:mobilevit (train), kernelevolve.aten.recipes:nf_resnet (train), kernelevolve.aten.recipes:phi (forward), kernelevolve.aten.recipes:phi (train), kernelevolve.aten.recipes:poolformer (train), kernelevolve.aten.recipes:qwen2_moe (forward), kernelevolve.aten.recipes:qwen2_moe (train), kernelevolve.aten.recipes:regnety (train), kernelevolve.aten.recipes:res2net (train), kernelevolve.aten.recipes:resmlp (train), kernelevolve.aten.recipes:resnet50 (train), kernelevolve.aten.recipes:rexnet (train), kernelevolve.aten.recipes:rwkv (forward), kernelevolve.aten.recipes:rwkv (train), kernelevolve.aten.recipes:segformer (train), kernelevolve.aten.recipes:sequencer (train), kernelevolve.aten.recipes:swin_tiny (train), kernelevolve.aten.recipes:t5 (forward), kernelevolve.aten.recipes:t5 (train), kernelevolve.aten.recipes:tnt (train), kernelevolve.aten.recipes:tresnet (train), kernelevolve.aten.recipes:twins (train), kernelevolve.aten.recipes:vit_hf (train), kernelevolve.aten.recipes:vit_small (train), kernelevolve.aten.recipes:volo (train), kernelevolve.aten.recipes:vovnet (train), kernelevolve.aten.recipes:wav2vec2 (train), kernelevolve.aten.recipes:whisper (train), kernelevolve.aten.recipes:xcit (train), kernelevolve.aten.recipes:xlnet (train).
+that OpInfo samples (erf, linalg.vector_norm, nn.functional.gaussian_nll_loss, pow, rsqrt) make (CHECK_CASES), and on GPUs on 48 of those again in bfloat16 or float16. Traced in: kernelevolve.aten.recipes:bart (train), kernelevolve.aten.recipes:beit (train), kernelevolve.aten.recipes:bert (train), kernelevolve.aten.recipes:bloom (train), kernelevolve.aten.recipes:botnet (train), kernelevolve.aten.recipes:cait (train), kernelevolve.aten.recipes:clip (forward), kernelevolve.aten.recipes:clip (train), kernelevolve.aten.recipes:coatnet (train), kernelevolve.aten.recipes:convbert (train), kernelevolve.aten.recipes:convmixer (train), kernelevolve.aten.recipes:convnext_tiny (train), kernelevolve.aten.recipes:crossvit (train), kernelevolve.aten.recipes:cspdarknet (train), kernelevolve.aten.recipes:deberta (train), kernelevolve.aten.recipes:deformable_detr (train), kernelevolve.aten.recipes:densenet121 (train), kernelevolve.aten.recipes:din (train), kernelevolve.aten.recipes:dinov2_registers (train), kernelevolve.aten.recipes:dla (train), kernelevolve.aten.recipes:dlrm (train), kernelevolve.aten.recipes:dlrm_criteo (train), kernelevolve.aten.recipes:edgenext (train), kernelevolve.aten.recipes:efficientnet_b0 (train), kernelevolve.aten.recipes:efficientvit (train), kernelevolve.aten.recipes:encodec (forward), kernelevolve.aten.recipes:encodec (train), kernelevolve.aten.recipes:esm (train), kernelevolve.aten.recipes:eva02 (train), kernelevolve.aten.recipes:fastvit (train), kernelevolve.aten.recipes:funnel (forward), kernelevolve.aten.recipes:funnel (train), kernelevolve.aten.recipes:gemma (forward), kernelevolve.aten.recipes:gemma (train), kernelevolve.aten.recipes:ghostnet (train), kernelevolve.aten.recipes:gmlp (train), kernelevolve.aten.recipes:gpt2 (forward), kernelevolve.aten.recipes:gpt2 (train), kernelevolve.aten.recipes:gpt2_adamw (forward), kernelevolve.aten.recipes:gpt2_sample (forward), kernelevolve.aten.recipes:gpt_neox (train), kernelevolve.aten.recipes:hgnet (train), kernelevolve.aten.recipes:hrnet (train), kernelevolve.aten.recipes:inception_v3 (train), kernelevolve.aten.recipes:levit (train), kernelevolve.aten.recipes:llama (forward), kernelevolve.aten.recipes:llama (train), kernelevolve.aten.recipes:llava (train), kernelevolve.aten.recipes:longformer (train), kernelevolve.aten.recipes:mamba (forward), kernelevolve.aten.recipes:mistral (forward), kernelevolve.aten.recipes:mistral (train), kernelevolve.aten.recipes:mixer (train), kernelevolve.aten.recipes:mixtral (forward), kernelevolve.aten.recipes:mixtral (train), kernelevolve.aten.recipes:mobilenetv3 (train), kernelevolve.aten.recipes:mobilevit (train), kernelevolve.aten.recipes:nf_resnet (train), kernelevolve.aten.recipes:phi (forward), kernelevolve.aten.recipes:phi (train), kernelevolve.aten.recipes:poolformer (train), kernelevolve.aten.recipes:qwen2_moe (forward), kernelevolve.aten.recipes:qwen2_moe (train), kernelevolve.aten.recipes:regnety (train), kernelevolve.aten.recipes:res2net (train), kernelevolve.aten.recipes:resmlp (train), kernelevolve.aten.recipes:resnet50 (train), kernelevolve.aten.recipes:rexnet (train), kernelevolve.aten.recipes:rwkv (forward), kernelevolve.aten.recipes:rwkv (train), kernelevolve.aten.recipes:segformer (train), kernelevolve.aten.recipes:sequencer (train), kernelevolve.aten.recipes:siglip (train), kernelevolve.aten.recipes:speech_to_text (train), kernelevolve.aten.recipes:swin_tiny (train), kernelevolve.aten.recipes:switch_transformers (train), kernelevolve.aten.recipes:t5 (forward), kernelevolve.aten.recipes:t5 (train), kernelevolve.aten.recipes:time_series_transformer (train), kernelevolve.aten.recipes:tnt (train), kernelevolve.aten.recipes:tresnet (train), kernelevolve.aten.recipes:twins (train), kernelevolve.aten.recipes:vit_hf (train), kernelevolve.aten.recipes:vit_mae (train), kernelevolve.aten.recipes:vit_small (train), kernelevolve.aten.recipes:volo (train), kernelevolve.aten.recipes:vovnet (train), kernelevolve.aten.recipes:wav2vec2 (train), kernelevolve.aten.recipes:wav2vec2_conformer (train), kernelevolve.aten.recipes:whisper (train), kernelevolve.aten.recipes:wide_deep (train), kernelevolve.aten.recipes:xcit (train), kernelevolve.aten.recipes:xlnet (train), kernelevolve.aten.recipes:yoso (train).
 The inputs are the call's positional arguments, then its keyword arguments as one dict (docs/aten.md).
 """
 
@@ -17,7 +17,82 @@ TRACED_SHARE = 0.042951  # its largest share of a traced step's time
 
 CASE = 0
 SHAPE_CASES = [{'CASE': 0}, {'CASE': 1}, {'CASE': 2}, {'CASE': 3}]
-CHECK_CASES = [{'CASE': 4}, {'CASE': 5}, {'CASE': 6}, {'CASE': 7}, {'CASE': 8}, {'CASE': 9}, {'CASE': 10}, {'CASE': 11}, {'CASE': 12}, {'CASE': 13}, {'CASE': 14}, {'CASE': 15}, {'CASE': 16}, {'CASE': 17}, {'CASE': 18}, {'CASE': 19}, {'CASE': 20}, {'CASE': 21}, {'CASE': 22}, {'CASE': 23}, {'CASE': 24}, {'CASE': 25}, {'CASE': 26}, {'CASE': 27}]
+DTYPE = torch.float32
+DEVICE_TYPES = None  # every device; a half-precision check case binds ['cuda']
+CHECK_CASES = [
+    {'CASE': 4},
+    {'CASE': 5},
+    {'CASE': 6},
+    {'CASE': 7},
+    {'CASE': 8},
+    {'CASE': 9},
+    {'CASE': 10},
+    {'CASE': 11},
+    {'CASE': 12},
+    {'CASE': 13},
+    {'CASE': 14},
+    {'CASE': 15},
+    {'CASE': 16},
+    {'CASE': 17},
+    {'CASE': 18},
+    {'CASE': 19},
+    {'CASE': 20},
+    {'CASE': 21},
+    {'CASE': 22},
+    {'CASE': 23},
+    {'CASE': 24},
+    {'CASE': 25},
+    {'CASE': 26},
+    {'CASE': 27},
+    {'CASE': 4, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 5, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 6, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 7, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 8, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 9, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 10, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 11, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 12, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 13, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 14, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 15, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 16, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 17, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 18, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 19, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 20, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 21, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 22, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 23, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 24, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 25, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 26, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 27, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 4, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 5, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 6, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 7, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 8, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 9, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 10, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 11, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 12, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 13, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 14, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 15, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 16, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 17, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 18, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 19, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 20, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 21, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 22, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 23, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 24, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 25, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 26, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 27, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+]
 CALLS = [
     {'args': [{'t': [128, 1024], 'dtype': 'float32', 'stride': [1, 128], 'range': [0.0, 0.0], 'sorted': True}, 2], 'kwargs': {}},
     {'args': [{'t': [2, 1000], 'dtype': 'float32', 'range': [0.0, 0.0], 'sorted': True}, 2], 'kwargs': {}},
@@ -31,6 +106,10 @@ CALLS = [
     {'args': [{'t': [1, 0, 5], 'dtype': 'float32'}, 3], 'kwargs': {}},
     {'args': [{'t': [6, 0, 0, 0], 'dtype': 'float32'}, 3], 'kwargs': {}},
     {'args': [{'t': [3, 0, 1, 0], 'dtype': 'float32'}, 3], 'kwargs': {}},
+    {'args': [{'t': [0], 'dtype': 'float32'}, 2], 'kwargs': {}},
+    {'args': [{'t': [0, 3, 3], 'dtype': 'float32'}, 2], 'kwargs': {}},
+    {'args': [{'t': [1, 0, 5], 'dtype': 'float32'}, 2], 'kwargs': {}},
+    {'args': [{'t': [6, 0, 0, 0], 'dtype': 'float32'}, 2], 'kwargs': {}},
     {'args': [{'t': [], 'dtype': 'float32', 'range': [0.2608131766319275, 0.2608131766319275]}, 3.299772024154663], 'kwargs': {}},
     {'args': [{'t': [], 'dtype': 'float32', 'range': [0.2608131766319275, 0.2608131766319275]}, 2.299772024154663], 'kwargs': {}},
     {'args': [{'t': [3], 'dtype': 'float32', 'range': [0.2608131766319275, 3.6170871257781982]}, 4.213253021240234], 'kwargs': {}},
@@ -43,10 +122,6 @@ CALLS = [
     {'args': [{'t': [], 'dtype': 'float32', 'range': [1.9580652713775635, 1.9580652713775635]}, 3], 'kwargs': {}},
     {'args': [{'t': [1029, 917], 'dtype': 'float32', 'range': [0.3333333730697632, 316.227783203125]}, 3], 'kwargs': {}},
     {'args': [{'t': [812], 'dtype': 'float32', 'range': [0.33366745710372925, 13.187699317932129]}, 3], 'kwargs': {}},
-    {'args': [{'t': [256], 'dtype': 'float32', 'range': [0.5641887187957764, 316.227783203125]}, 3], 'kwargs': {}},
-    {'args': [{'t': [100], 'dtype': 'float32', 'range': [1.000000013351432e-10, 316.227783203125]}, 3], 'kwargs': {}},
-    {'args': [{'t': [9], 'dtype': 'float32', 'range': [0.0, 0.0]}, 3], 'kwargs': {}},
-    {'args': [{'t': [128, 128], 'dtype': 'float32', 'range': [0.3333882987499237, 30.745759963989258]}, 3], 'kwargs': {}},
 ]
 
 

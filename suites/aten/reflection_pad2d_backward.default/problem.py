@@ -1,7 +1,7 @@
 """aten::reflection_pad2d_backward.default: the ATen operator, called as the traced models call it.
 
 Timed on the 3 most called distinct traced calls (SHAPE_CASES); checked on those and on 4 calls
-that OpInfo samples (nn.functional.pad) make (CHECK_CASES). Traced in: kernelevolve.aten.recipes:tresnet (train).
+that OpInfo samples (nn.functional.pad) make (CHECK_CASES), and on GPUs on 8 of those again in bfloat16 or float16. Traced in: kernelevolve.aten.recipes:tresnet (train).
 The inputs are the call's positional arguments, then its keyword arguments as one dict (docs/aten.md).
 """
 
@@ -17,7 +17,22 @@ TRACED_SHARE = 0.001261  # its largest share of a traced step's time
 
 CASE = 0
 SHAPE_CASES = [{'CASE': 0}, {'CASE': 1}, {'CASE': 2}]
-CHECK_CASES = [{'CASE': 3}, {'CASE': 4}, {'CASE': 5}, {'CASE': 6}]
+DTYPE = torch.float32
+DEVICE_TYPES = None  # every device; a half-precision check case binds ['cuda']
+CHECK_CASES = [
+    {'CASE': 3},
+    {'CASE': 4},
+    {'CASE': 5},
+    {'CASE': 6},
+    {'CASE': 3, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 4, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 5, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 6, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 3, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 4, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 5, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 6, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+]
 CALLS = [
     {'args': [{'t': [2, 512, 16, 16], 'dtype': 'float32', 'range': [0.0, 0.0], 'sorted': True}, {'t': [2, 512, 14, 14], 'dtype': 'float32', 'range': [-0.004397562239319086, 4.635768413543701]}, [1, 1, 1, 1]], 'kwargs': {}},
     {'args': [{'t': [2, 256, 30, 30], 'dtype': 'float32', 'range': [0.0, 0.0], 'sorted': True}, {'t': [2, 256, 28, 28], 'dtype': 'float32', 'range': [-0.004542740527540445, 4.705967426300049]}, [1, 1, 1, 1]], 'kwargs': {}},

@@ -1,7 +1,7 @@
 """aten::relu.default: the ATen operator, called as the traced models call it.
 
 Timed on the 4 most called distinct traced calls (SHAPE_CASES); checked on those and on 22 calls
-that OpInfo samples (nn.functional.relu) make (CHECK_CASES). Traced in: kernelevolve.aten.recipes:botnet (forward), kernelevolve.aten.recipes:botnet (train), kernelevolve.aten.recipes:coatnet (forward), kernelevolve.aten.recipes:coatnet (train), kernelevolve.aten.recipes:convmixer (forward), kernelevolve.aten.recipes:convmixer (train), kernelevolve.aten.recipes:deformable_detr (forward), kernelevolve.aten.recipes:deformable_detr (train), kernelevolve.aten.recipes:densenet121 (forward), kernelevolve.aten.recipes:densenet121 (train), kernelevolve.aten.recipes:dla (forward), kernelevolve.aten.recipes:dla (train), kernelevolve.aten.recipes:dlrm (forward), kernelevolve.aten.recipes:dlrm (train), kernelevolve.aten.recipes:efficientvit (forward), kernelevolve.aten.recipes:efficientvit (train), kernelevolve.aten.recipes:fastvit (forward), kernelevolve.aten.recipes:fastvit (train), kernelevolve.aten.recipes:ghostnet (forward), kernelevolve.aten.recipes:ghostnet (train), kernelevolve.aten.recipes:hgnet (forward), kernelevolve.aten.recipes:hgnet (train), kernelevolve.aten.recipes:hrnet (forward), kernelevolve.aten.recipes:hrnet (train), kernelevolve.aten.recipes:inception_v3 (forward), kernelevolve.aten.recipes:inception_v3 (train), kernelevolve.aten.recipes:mobilenetv3 (forward), kernelevolve.aten.recipes:mobilenetv3 (train), kernelevolve.aten.recipes:nf_resnet (forward), kernelevolve.aten.recipes:nf_resnet (train), kernelevolve.aten.recipes:regnety (forward), kernelevolve.aten.recipes:regnety (train), kernelevolve.aten.recipes:res2net (forward), kernelevolve.aten.recipes:res2net (train), kernelevolve.aten.recipes:resnet50 (forward), kernelevolve.aten.recipes:resnet50 (train), kernelevolve.aten.recipes:rexnet (forward), kernelevolve.aten.recipes:rexnet (train), kernelevolve.aten.recipes:rwkv (forward), kernelevolve.aten.recipes:rwkv (train), kernelevolve.aten.recipes:segformer (forward), kernelevolve.aten.recipes:segformer (train), kernelevolve.aten.recipes:t5 (forward), kernelevolve.aten.recipes:t5 (train), kernelevolve.aten.recipes:tresnet (forward), kernelevolve.aten.recipes:tresnet (train), kernelevolve.aten.recipes:volo (forward), kernelevolve.aten.recipes:volo (train), kernelevolve.aten.recipes:vovnet (forward), kernelevolve.aten.recipes:vovnet (train).
+that OpInfo samples (nn.functional.relu) make (CHECK_CASES), and on GPUs on 44 of those again in bfloat16 or float16. Traced in: kernelevolve.aten.recipes:botnet (forward), kernelevolve.aten.recipes:botnet (train), kernelevolve.aten.recipes:coatnet (forward), kernelevolve.aten.recipes:coatnet (train), kernelevolve.aten.recipes:convmixer (forward), kernelevolve.aten.recipes:convmixer (train), kernelevolve.aten.recipes:deformable_detr (forward), kernelevolve.aten.recipes:deformable_detr (train), kernelevolve.aten.recipes:densenet121 (forward), kernelevolve.aten.recipes:densenet121 (train), kernelevolve.aten.recipes:dla (forward), kernelevolve.aten.recipes:dla (train), kernelevolve.aten.recipes:dlrm (forward), kernelevolve.aten.recipes:dlrm (train), kernelevolve.aten.recipes:dlrm_criteo (train), kernelevolve.aten.recipes:efficientvit (forward), kernelevolve.aten.recipes:efficientvit (train), kernelevolve.aten.recipes:fastvit (forward), kernelevolve.aten.recipes:fastvit (train), kernelevolve.aten.recipes:ghostnet (forward), kernelevolve.aten.recipes:ghostnet (train), kernelevolve.aten.recipes:hgnet (forward), kernelevolve.aten.recipes:hgnet (train), kernelevolve.aten.recipes:hrnet (forward), kernelevolve.aten.recipes:hrnet (train), kernelevolve.aten.recipes:inception_v3 (forward), kernelevolve.aten.recipes:inception_v3 (train), kernelevolve.aten.recipes:mobilenetv3 (forward), kernelevolve.aten.recipes:mobilenetv3 (train), kernelevolve.aten.recipes:nf_resnet (forward), kernelevolve.aten.recipes:nf_resnet (train), kernelevolve.aten.recipes:regnety (forward), kernelevolve.aten.recipes:regnety (train), kernelevolve.aten.recipes:res2net (forward), kernelevolve.aten.recipes:res2net (train), kernelevolve.aten.recipes:resnet50 (forward), kernelevolve.aten.recipes:resnet50 (train), kernelevolve.aten.recipes:rexnet (forward), kernelevolve.aten.recipes:rexnet (train), kernelevolve.aten.recipes:rwkv (forward), kernelevolve.aten.recipes:rwkv (train), kernelevolve.aten.recipes:segformer (forward), kernelevolve.aten.recipes:segformer (train), kernelevolve.aten.recipes:speech_to_text (train), kernelevolve.aten.recipes:switch_transformers (train), kernelevolve.aten.recipes:t5 (forward), kernelevolve.aten.recipes:t5 (train), kernelevolve.aten.recipes:tresnet (forward), kernelevolve.aten.recipes:tresnet (train), kernelevolve.aten.recipes:volo (forward), kernelevolve.aten.recipes:volo (train), kernelevolve.aten.recipes:vovnet (forward), kernelevolve.aten.recipes:vovnet (train), kernelevolve.aten.recipes:wide_deep (train).
 The inputs are the call's positional arguments, then its keyword arguments as one dict (docs/aten.md).
 """
 
@@ -17,7 +17,76 @@ TRACED_SHARE = 0.003079  # its largest share of a traced step's time
 
 CASE = 0
 SHAPE_CASES = [{'CASE': 0}, {'CASE': 1}, {'CASE': 2}, {'CASE': 3}]
-CHECK_CASES = [{'CASE': 4}, {'CASE': 5}, {'CASE': 6}, {'CASE': 7}, {'CASE': 8}, {'CASE': 9}, {'CASE': 10}, {'CASE': 11}, {'CASE': 12}, {'CASE': 13}, {'CASE': 14}, {'CASE': 15}, {'CASE': 16}, {'CASE': 17}, {'CASE': 18}, {'CASE': 19}, {'CASE': 20}, {'CASE': 21}, {'CASE': 22}, {'CASE': 23}, {'CASE': 24}, {'CASE': 25}]
+DTYPE = torch.float32
+DEVICE_TYPES = None  # every device; a half-precision check case binds ['cuda']
+CHECK_CASES = [
+    {'CASE': 4},
+    {'CASE': 5},
+    {'CASE': 6},
+    {'CASE': 7},
+    {'CASE': 8},
+    {'CASE': 9},
+    {'CASE': 10},
+    {'CASE': 11},
+    {'CASE': 12},
+    {'CASE': 13},
+    {'CASE': 14},
+    {'CASE': 15},
+    {'CASE': 16},
+    {'CASE': 17},
+    {'CASE': 18},
+    {'CASE': 19},
+    {'CASE': 20},
+    {'CASE': 21},
+    {'CASE': 22},
+    {'CASE': 23},
+    {'CASE': 24},
+    {'CASE': 25},
+    {'CASE': 4, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 5, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 6, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 7, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 8, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 9, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 10, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 11, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 12, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 13, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 14, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 15, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 16, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 17, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 18, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 19, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 20, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 21, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 22, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 23, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 24, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 25, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 4, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 5, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 6, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 7, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 8, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 9, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 10, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 11, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 12, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 13, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 14, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 15, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 16, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 17, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 18, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 19, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 20, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 21, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 22, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 23, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 24, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 25, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+]
 CALLS = [
     {'args': [{'t': [2, 1024, 14, 14], 'dtype': 'float32', 'range': [0.0, 0.9453181028366089]}], 'kwargs': {}},
     {'args': [{'t': [2, 320, 14, 14], 'dtype': 'float32', 'range': [0.0, 0.891326367855072]}], 'kwargs': {}},

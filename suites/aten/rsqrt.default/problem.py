@@ -1,7 +1,7 @@
 """aten::rsqrt.default: the ATen operator, called as the traced models call it.
 
-Timed on the 4 most called distinct traced calls (SHAPE_CASES); checked on those and on 20 calls
-that OpInfo samples (rsqrt) make (CHECK_CASES). Traced in: kernelevolve.aten.recipes:deformable_detr (forward), kernelevolve.aten.recipes:deformable_detr (train), kernelevolve.aten.recipes:gemma (forward), kernelevolve.aten.recipes:gemma (train), kernelevolve.aten.recipes:llama (forward), kernelevolve.aten.recipes:llama (train), kernelevolve.aten.recipes:mamba (forward), kernelevolve.aten.recipes:mistral (forward), kernelevolve.aten.recipes:mistral (train), kernelevolve.aten.recipes:mixtral (forward), kernelevolve.aten.recipes:mixtral (train), kernelevolve.aten.recipes:qwen2_moe (forward), kernelevolve.aten.recipes:qwen2_moe (train), kernelevolve.aten.recipes:t5 (forward), kernelevolve.aten.recipes:t5 (train).
+Timed on the 4 most called distinct traced calls (SHAPE_CASES); checked on those and on 24 calls
+that OpInfo samples (acos, rsqrt) make (CHECK_CASES), and on GPUs on 48 of those again in bfloat16 or float16. Traced in: kernelevolve.aten.recipes:deformable_detr (forward), kernelevolve.aten.recipes:deformable_detr (train), kernelevolve.aten.recipes:gemma (forward), kernelevolve.aten.recipes:gemma (train), kernelevolve.aten.recipes:llama (forward), kernelevolve.aten.recipes:llama (train), kernelevolve.aten.recipes:llava (train), kernelevolve.aten.recipes:mamba (forward), kernelevolve.aten.recipes:mistral (forward), kernelevolve.aten.recipes:mistral (train), kernelevolve.aten.recipes:mixtral (forward), kernelevolve.aten.recipes:mixtral (train), kernelevolve.aten.recipes:qwen2_moe (forward), kernelevolve.aten.recipes:qwen2_moe (train), kernelevolve.aten.recipes:switch_transformers (train), kernelevolve.aten.recipes:t5 (forward), kernelevolve.aten.recipes:t5 (train).
 The inputs are the call's positional arguments, then its keyword arguments as one dict (docs/aten.md).
 """
 
@@ -17,7 +17,82 @@ TRACED_SHARE = 0.000231  # its largest share of a traced step's time
 
 CASE = 0
 SHAPE_CASES = [{'CASE': 0}, {'CASE': 1}, {'CASE': 2}, {'CASE': 3}]
-CHECK_CASES = [{'CASE': 4}, {'CASE': 5}, {'CASE': 6}, {'CASE': 7}, {'CASE': 8}, {'CASE': 9}, {'CASE': 10}, {'CASE': 11}, {'CASE': 12}, {'CASE': 13}, {'CASE': 14}, {'CASE': 15}, {'CASE': 16}, {'CASE': 17}, {'CASE': 18}, {'CASE': 19}, {'CASE': 20}, {'CASE': 21}, {'CASE': 22}, {'CASE': 23}]
+DTYPE = torch.float32
+DEVICE_TYPES = None  # every device; a half-precision check case binds ['cuda']
+CHECK_CASES = [
+    {'CASE': 4},
+    {'CASE': 5},
+    {'CASE': 6},
+    {'CASE': 7},
+    {'CASE': 8},
+    {'CASE': 9},
+    {'CASE': 10},
+    {'CASE': 11},
+    {'CASE': 12},
+    {'CASE': 13},
+    {'CASE': 14},
+    {'CASE': 15},
+    {'CASE': 16},
+    {'CASE': 17},
+    {'CASE': 18},
+    {'CASE': 19},
+    {'CASE': 20},
+    {'CASE': 21},
+    {'CASE': 22},
+    {'CASE': 23},
+    {'CASE': 24},
+    {'CASE': 25},
+    {'CASE': 26},
+    {'CASE': 27},
+    {'CASE': 4, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 5, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 6, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 7, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 8, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 9, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 10, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 11, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 12, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 13, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 14, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 15, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 16, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 17, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 18, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 19, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 20, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 21, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 22, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 23, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 24, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 25, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 26, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 27, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 4, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 5, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 6, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 7, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 8, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 9, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 10, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 11, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 12, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 13, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 14, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 15, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 16, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 17, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 18, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 19, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 20, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 21, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 22, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 23, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 24, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 25, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 26, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 27, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+]
 CALLS = [
     {'args': [{'t': [1, 256, 1, 1], 'dtype': 'float32', 'range': [1.0000100135803223, 1.0000100135803223]}], 'kwargs': {}},
     {'args': [{'t': [1, 512, 1, 1], 'dtype': 'float32', 'range': [1.0000100135803223, 1.0000100135803223]}], 'kwargs': {}},
@@ -35,14 +110,18 @@ CALLS = [
     {'args': [{'t': [1029, 917], 'dtype': 'float32', 'stride': [1834, 2], 'offset': 1, 'range': [9.999999747378752e-06, 8.999998092651367]}], 'kwargs': {}},
     {'args': [{'t': [812], 'dtype': 'float32', 'stride': [2], 'offset': 1, 'range': [0.005749921314418316, 8.981985092163086]}], 'kwargs': {}},
     {'args': [{'t': [0], 'dtype': 'float32', 'offset': 1}], 'kwargs': {}},
+    {'args': [{'t': [20], 'dtype': 'float32', 'range': [0.11257553100585938, 0.9959396719932556]}], 'kwargs': {}},
+    {'args': [{'t': [], 'dtype': 'float32', 'range': [0.11257553100585938, 0.11257553100585938]}], 'kwargs': {}},
+    {'args': [{'t': [1029, 917], 'dtype': 'float32', 'range': [2.002716064453125e-05, 1.0]}], 'kwargs': {}},
+    {'args': [{'t': [812], 'dtype': 'float32', 'range': [0.002569437026977539, 1.0]}], 'kwargs': {}},
+    {'args': [{'t': [256], 'dtype': 'float32', 'range': [2.002716064453125e-05, 1.0]}], 'kwargs': {}},
+    {'args': [{'t': [100], 'dtype': 'float32', 'range': [2.002716064453125e-05, 2.002716064453125e-05], 'sorted': True}], 'kwargs': {}},
+    {'args': [{'t': [9], 'dtype': 'float32'}], 'kwargs': {}},
+    {'args': [{'t': [128, 128], 'dtype': 'float32', 'range': [-79.99285888671875, 0.9999988675117493]}], 'kwargs': {}},
+    {'args': [{'t': [1026], 'dtype': 'float32', 'range': [0.0010247230529785156, 1.0]}], 'kwargs': {}},
     {'args': [{'t': [20], 'dtype': 'float32', 'range': [0.2608228921890259, 7.387225151062012]}], 'kwargs': {}},
     {'args': [{'t': [], 'dtype': 'float32', 'range': [0.2608228921890259, 0.2608228921890259]}], 'kwargs': {}},
     {'args': [{'t': [1029, 917], 'dtype': 'float32', 'range': [9.999999747378752e-06, 8.999998092651367]}], 'kwargs': {}},
-    {'args': [{'t': [812], 'dtype': 'float32', 'range': [0.005749921314418316, 8.981985092163086]}], 'kwargs': {}},
-    {'args': [{'t': [256], 'dtype': 'float32', 'range': [9.999999747378752e-06, 3.1416027545928955]}], 'kwargs': {}},
-    {'args': [{'t': [100], 'dtype': 'float32', 'range': [9.999999747378752e-06, 1.0000000200408773e+20]}], 'kwargs': {}},
-    {'args': [{'t': [9], 'dtype': 'float32'}], 'kwargs': {}},
-    {'args': [{'t': [128, 128], 'dtype': 'float32', 'range': [-8.999603271484375, 8.997034072875977]}], 'kwargs': {}},
 ]
 
 

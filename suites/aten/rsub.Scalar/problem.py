@@ -1,7 +1,7 @@
 """aten::rsub.Scalar: the ATen operator, called as the traced models call it.
 
 Timed on the 4 most called distinct traced calls (SHAPE_CASES); checked on those and on 5 calls
-that OpInfo samples (__rsub__, rsub) make (CHECK_CASES). Traced in: kernelevolve.aten.recipes:bloom (train), kernelevolve.aten.recipes:encodec (forward), kernelevolve.aten.recipes:encodec (train), kernelevolve.aten.recipes:funnel (forward), kernelevolve.aten.recipes:funnel (train), kernelevolve.aten.recipes:rwkv (forward), kernelevolve.aten.recipes:rwkv (train).
+that OpInfo samples (__rsub__, rsub) make (CHECK_CASES), and on GPUs on 10 of those again in bfloat16 or float16. Traced in: kernelevolve.aten.recipes:bloom (train), kernelevolve.aten.recipes:encodec (forward), kernelevolve.aten.recipes:encodec (train), kernelevolve.aten.recipes:esm (train), kernelevolve.aten.recipes:funnel (forward), kernelevolve.aten.recipes:funnel (train), kernelevolve.aten.recipes:gpt2_sample (forward), kernelevolve.aten.recipes:mimi (forward), kernelevolve.aten.recipes:rwkv (forward), kernelevolve.aten.recipes:rwkv (train), kernelevolve.aten.recipes:switch_transformers (train), kernelevolve.aten.recipes:time_series_transformer (train), kernelevolve.aten.recipes:yoso (train).
 The inputs are the call's positional arguments, then its keyword arguments as one dict (docs/aten.md).
 """
 
@@ -17,12 +17,30 @@ TRACED_SHARE = 0.000997  # its largest share of a traced step's time
 
 CASE = 0
 SHAPE_CASES = [{'CASE': 0}, {'CASE': 1}, {'CASE': 2}, {'CASE': 3}]
-CHECK_CASES = [{'CASE': 4}, {'CASE': 5}, {'CASE': 6}, {'CASE': 7}, {'CASE': 8}]
+DTYPE = torch.float32
+DEVICE_TYPES = None  # every device; a half-precision check case binds ['cuda']
+CHECK_CASES = [
+    {'CASE': 4},
+    {'CASE': 5},
+    {'CASE': 6},
+    {'CASE': 7},
+    {'CASE': 8},
+    {'CASE': 4, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 5, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 6, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 7, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 8, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 4, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 5, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 6, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 7, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 8, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+]
 CALLS = [
     {'args': [{'t': [], 'dtype': 'int64', 'range': [1, 1]}, 24000], 'kwargs': {}},
+    {'args': [{'t': [2], 'dtype': 'int64', 'range': [1, 1], 'sorted': True}, 1], 'kwargs': {}},
     {'args': [{'t': [1, 1, 768], 'dtype': 'float32', 'range': [0.0, 0.9986979365348816], 'sorted': True}, 1], 'kwargs': {}},
     {'args': [{'t': [2, 1, 1, 128], 'dtype': 'float32', 'range': [1.0, 1.0], 'sorted': True}, 1], 'kwargs': {}},
-    {'args': [{'t': [2, 1, 1, 64], 'dtype': 'float32', 'range': [1.0, 1.0], 'sorted': True}, 1], 'kwargs': {}},
     {'args': [{'t': [0, 1, 3], 'dtype': 'float32'}, -1.765825867652893], 'kwargs': {}},
     {'args': [{'t': [], 'dtype': 'float32', 'range': [-8.478373527526855, -8.478373527526855]}, -2.400455951690674], 'kwargs': {}},
     {'args': [{'t': [3], 'dtype': 'float32', 'range': [-8.478373527526855, -1.765825867652893]}, -0.5734938383102417], 'kwargs': {}},

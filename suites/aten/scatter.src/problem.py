@@ -1,7 +1,7 @@
 """aten::scatter.src: the ATen operator, called as the traced models call it.
 
-Timed on the 3 most called distinct traced calls (SHAPE_CASES); checked on those and on 24 calls
-that OpInfo samples (max, scatter, sort, topk) make (CHECK_CASES). Traced in: kernelevolve.aten.recipes:mixtral (train), kernelevolve.aten.recipes:qwen2_moe (train), kernelevolve.aten.recipes:volo (train).
+Timed on the 4 most called distinct traced calls (SHAPE_CASES); checked on those and on 24 calls
+that OpInfo samples (max, scatter, sort, topk) make (CHECK_CASES), and on GPUs on 48 of those again in bfloat16 or float16. Traced in: kernelevolve.aten.recipes:gpt2_sample (forward), kernelevolve.aten.recipes:mixtral (train), kernelevolve.aten.recipes:qwen2_moe (train), kernelevolve.aten.recipes:switch_transformers (train), kernelevolve.aten.recipes:volo (train).
 The inputs are the call's positional arguments, then its keyword arguments as one dict (docs/aten.md).
 """
 
@@ -13,15 +13,91 @@ from kernelevolve.aten.spec import build_call
 
 ATEN_OPERATOR = 'aten::scatter.src'
 ATEN_VARIANTS = ['aten::scatter_.src', 'aten::scatter.src_out']
-TRACED_SHARE = 0.0  # its largest share of a traced step's time
+TRACED_SHARE = 0.008161  # its largest share of a traced step's time
 
 CASE = 0
-SHAPE_CASES = [{'CASE': 0}, {'CASE': 1}, {'CASE': 2}]
-CHECK_CASES = [{'CASE': 3}, {'CASE': 4}, {'CASE': 5}, {'CASE': 6}, {'CASE': 7}, {'CASE': 8}, {'CASE': 9}, {'CASE': 10}, {'CASE': 11}, {'CASE': 12}, {'CASE': 13}, {'CASE': 14}, {'CASE': 15}, {'CASE': 16}, {'CASE': 17}, {'CASE': 18}, {'CASE': 19}, {'CASE': 20}, {'CASE': 21}, {'CASE': 22}, {'CASE': 23}, {'CASE': 24}, {'CASE': 25}, {'CASE': 26}]
+SHAPE_CASES = [{'CASE': 0}, {'CASE': 1}, {'CASE': 2}, {'CASE': 3}]
+DTYPE = torch.float32
+DEVICE_TYPES = None  # every device; a half-precision check case binds ['cuda']
+CHECK_CASES = [
+    {'CASE': 4},
+    {'CASE': 5},
+    {'CASE': 6},
+    {'CASE': 7},
+    {'CASE': 8},
+    {'CASE': 9},
+    {'CASE': 10},
+    {'CASE': 11},
+    {'CASE': 12},
+    {'CASE': 13},
+    {'CASE': 14},
+    {'CASE': 15},
+    {'CASE': 16},
+    {'CASE': 17},
+    {'CASE': 18},
+    {'CASE': 19},
+    {'CASE': 20},
+    {'CASE': 21},
+    {'CASE': 22},
+    {'CASE': 23},
+    {'CASE': 24},
+    {'CASE': 25},
+    {'CASE': 26},
+    {'CASE': 27},
+    {'CASE': 4, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 5, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 6, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 7, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 8, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 9, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 10, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 11, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 12, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 13, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 14, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 15, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 16, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 17, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 18, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 19, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 20, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 21, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 22, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 23, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 24, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 25, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 26, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 27, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 4, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 5, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 6, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 7, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 8, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 9, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 10, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 11, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 12, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 13, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 14, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 15, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 16, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 17, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 18, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 19, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 20, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 21, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 22, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 23, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 24, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 25, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 26, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 27, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+]
 CALLS = [
-    {'args': [{'t': [256, 8], 'dtype': 'float32', 'range': [0.0, 0.0], 'sorted': True}, -1, {'t': [256, 2], 'dtype': 'int64', 'range': [0, 7]}, {'t': [256, 2], 'dtype': 'float32', 'range': [-0.18606024980545044, 0.1937929391860962]}], 'kwargs': {}},
-    {'args': [{'t': [256, 16], 'dtype': 'float32', 'range': [0.0, 0.0], 'sorted': True}, -1, {'t': [256, 4], 'dtype': 'int64', 'range': [0, 15]}, {'t': [256, 4], 'dtype': 'float32', 'range': [-0.05870170518755913, 0.06463663280010223]}], 'kwargs': {}},
-    {'args': [{'t': [2, 196, 1000], 'dtype': 'float32', 'range': [0.0, 0.0], 'sorted': True}, 1, {'t': [2, 1, 1000], 'dtype': 'int64', 'range': [0, 195]}, {'t': [2, 1, 1000], 'dtype': 'float32', 'range': [-0.0006260626832954586, 0.0008144372841343284]}], 'kwargs': {}},
+    {'args': [{'t': [2, 50257], 'dtype': 'bool', 'range': [0, 1]}, 1, {'t': [2, 50257], 'dtype': 'int64', 'range': [0, 50256]}, {'t': [2, 50257], 'dtype': 'bool', 'range': [0, 1]}], 'kwargs': {}},
+    {'args': [{'t': [2, 50258], 'dtype': 'float32', 'range': [-2.427936553955078, 2.392439126968384]}, 1, {'t': [2, 128], 'dtype': 'int64', 'range': [263, 49908]}, {'t': [2, 128], 'dtype': 'float32', 'range': [-2.442248582839966, 1.4344531297683716]}], 'kwargs': {}},
+    {'args': [{'t': [2, 50258], 'dtype': 'float32', 'range': [-2.3087077140808105, 2.5014357566833496]}, 1, {'t': [2, 129], 'dtype': 'int64', 'range': [263, 49908]}, {'t': [2, 129], 'dtype': 'float32', 'range': [-1.9858862161636353, 1.5840474367141724]}], 'kwargs': {}},
+    {'args': [{'t': [2, 50258], 'dtype': 'float32', 'range': [-2.5106167793273926, 2.393986701965332]}, 1, {'t': [2, 130], 'dtype': 'int64', 'range': [263, 49908]}, {'t': [2, 130], 'dtype': 'float32', 'range': [-2.3731741905212402, 1.772816777229309]}], 'kwargs': {}},
     {'args': [{'t': [10, 5], 'dtype': 'float32', 'stride': [10, 2], 'offset': 1, 'range': [-8.97458267211914, 8.397199630737305]}, 0, {'t': [5, 5], 'dtype': 'int64', 'stride': [10, 2], 'offset': 1, 'values': [9, 8, 4, 4, 8, 4, 2, 5, 1, 4, 5, 5, 7, 6, 0, 0, 7, 2, 0, 9, 6, 4, 9, 8, 1]}, {'t': [5, 5], 'dtype': 'float32', 'stride': [10, 2], 'offset': 1, 'range': [-8.883143424987793, 8.773387908935547]}], 'kwargs': {}},
     {'args': [{'t': [10, 5], 'dtype': 'float32', 'stride': [10, 2], 'offset': 1, 'range': [-8.563591003417969, 8.616189956665039]}, 0, {'t': [5, 5], 'dtype': 'int32', 'stride': [10, 2], 'offset': 1, 'values': [8, 8, 7, 4, 5, 2, 0, 8, 2, 8, 3, 4, 2, 0, 9, 0, 3, 3, 9, 0, 6, 5, 9, 7, 1]}, {'t': [5, 5], 'dtype': 'float32', 'stride': [10, 2], 'offset': 1, 'range': [-8.614898681640625, 8.874296188354492]}], 'kwargs': {}},
     {'args': [{'t': [10, 5], 'dtype': 'float32', 'stride': [10, 2], 'offset': 1, 'range': [-8.988519668579102, 8.246907234191895]}, 1, {'t': [5, 5], 'dtype': 'int64', 'stride': [10, 2], 'offset': 1, 'values': [2, 4, 3, 0, 1, 2, 0, 3, 4, 1, 1, 0, 3, 4, 2, 1, 0, 4, 3, 2, 4, 0, 1, 3, 2]}, {'t': [5, 5], 'dtype': 'float32', 'stride': [10, 2], 'offset': 1, 'range': [-7.430456161499023, 8.470853805541992]}], 'kwargs': {}},
@@ -34,18 +110,18 @@ CALLS = [
     {'args': [{'t': [5, 5, 5], 'dtype': 'float32', 'range': [0.0, 0.0], 'sorted': True}, 1, {'t': [5, 1, 5], 'dtype': 'int64', 'values': [2, 2, 2, 2, 4, 0, 2, 1, 2, 4, 0, 0, 0, 4, 0, 2, 2, 4, 0, 3, 1, 1, 4, 3, 2]}, {'t': [5, 1, 5], 'dtype': 'float32', 'range': [-1.8761181831359863, 2.391636848449707]}], 'kwargs': {}},
     {'args': [{'t': [], 'dtype': 'float32', 'range': [0.0, 0.0]}, 0, {'t': [], 'dtype': 'int64', 'values': [0]}, {'t': [], 'dtype': 'float32', 'range': [1.4695557355880737, 1.4695557355880737]}], 'kwargs': {}},
     {'args': [{'t': [], 'dtype': 'float32', 'range': [0.0, 0.0]}, 0, {'t': [], 'dtype': 'int64', 'values': [0]}, {'t': [], 'dtype': 'float32', 'range': [-1.3284019231796265, -1.3284019231796265]}], 'kwargs': {}},
-    {'args': [{'t': [8000], 'dtype': 'float32', 'range': [0.0, 0.0], 'sorted': True}, -1, {'t': [8000], 'dtype': 'int64', 'range': [0, 7999]}, {'t': [8000], 'dtype': 'float32', 'range': [-4.068782329559326, 4.076706409454346]}], 'kwargs': {}},
-    {'args': [{'t': [5, 5, 5], 'dtype': 'float32', 'range': [0.0, 0.0], 'sorted': True}, -3, {'t': [5, 5, 5], 'dtype': 'int64', 'values': [4, 1, 1, 3, 2, 1, 3, 0, 2, 4, 3, 2, 4, 0, 3, 0, 3, 1, 3, 4, 3, 3, 3, 4, 0, 3, 4, 3, 2, 3, 2, 1, 3, 1, 1, 0, 4, 3, 2, 1, 2, 1, 4, 1, 0, 1, 0, 4, 2, 4, 1, 2, 2, 4, 0, 4, 4, 4, 3, 2, 1, 0, 1, 3, 0, 3, 0, 3, 0, 3, 2, 2, 0, 1, 3, 0, 0, 4, 1, 1, 3, 0, 2, 0, 0, 4, 3, 0, 4, 2, 1, 4, 2, 2, 1, 0, 4, 2, 3, 2, 2, 3, 0, 0, 4, 0, 2, 1, 4, 3, 2, 1, 2, 1, 4, 4, 2, 0, 4, 2, 4, 1, 1, 0, 1]}, {'t': [5, 5, 5], 'dtype': 'float32', 'range': [-2.5515599250793457, 2.6718733310699463]}], 'kwargs': {}},
-    {'args': [{'t': [5, 5, 5], 'dtype': 'float32', 'range': [0.0, 0.0], 'sorted': True}, -3, {'t': [5, 5, 5], 'dtype': 'int64', 'values': [4, 1, 1, 3, 2, 1, 3, 0, 2, 4, 3, 2, 4, 0, 3, 0, 3, 1, 3, 4, 3, 3, 3, 4, 0, 3, 4, 3, 2, 3, 2, 1, 3, 1, 1, 0, 4, 3, 2, 1, 2, 1, 4, 1, 0, 1, 0, 4, 2, 4, 1, 2, 2, 4, 0, 4, 4, 4, 3, 2, 1, 0, 1, 3, 0, 3, 0, 3, 0, 3, 2, 2, 0, 1, 3, 0, 0, 4, 1, 1, 3, 0, 2, 0, 0, 4, 3, 0, 4, 2, 1, 4, 2, 2, 1, 0, 4, 2, 3, 2, 2, 3, 0, 0, 4, 0, 2, 1, 4, 3, 2, 1, 2, 1, 4, 4, 2, 0, 4, 2, 4, 1, 1, 0, 1]}, {'t': [5, 5, 5], 'dtype': 'float32', 'range': [-2.4141311645507812, 2.5067832469940186]}], 'kwargs': {}},
-    {'args': [{'t': [5, 5, 5], 'dtype': 'float32', 'range': [0.0, 0.0], 'sorted': True}, -3, {'t': [5, 5, 5], 'dtype': 'int64', 'values': [4, 1, 1, 3, 2, 1, 3, 0, 2, 4, 3, 2, 4, 0, 3, 0, 3, 1, 3, 4, 3, 3, 3, 4, 0, 3, 4, 3, 2, 3, 2, 1, 3, 1, 1, 0, 4, 3, 2, 1, 2, 1, 4, 1, 0, 1, 0, 4, 2, 4, 1, 2, 2, 4, 0, 4, 4, 4, 3, 2, 1, 0, 1, 3, 0, 3, 0, 3, 0, 3, 2, 2, 0, 1, 3, 0, 0, 4, 1, 1, 3, 0, 2, 0, 0, 4, 3, 0, 4, 2, 1, 4, 2, 2, 1, 0, 4, 2, 3, 2, 2, 3, 0, 0, 4, 0, 2, 1, 4, 3, 2, 1, 2, 1, 4, 4, 2, 0, 4, 2, 4, 1, 1, 0, 1]}, {'t': [5, 5, 5], 'dtype': 'float32', 'range': [-2.083420991897583, 2.2114059925079346]}], 'kwargs': {}},
-    {'args': [{'t': [5, 5, 5], 'dtype': 'float32', 'range': [0.0, 0.0], 'sorted': True}, -3, {'t': [5, 5, 5], 'dtype': 'int64', 'values': [4, 1, 1, 3, 2, 1, 3, 0, 2, 4, 3, 2, 4, 0, 3, 0, 3, 1, 3, 4, 3, 3, 3, 4, 0, 3, 4, 3, 2, 3, 2, 1, 3, 1, 1, 0, 4, 3, 2, 1, 2, 1, 4, 1, 0, 1, 0, 4, 2, 4, 1, 2, 2, 4, 0, 4, 4, 4, 3, 2, 1, 0, 1, 3, 0, 3, 0, 3, 0, 3, 2, 2, 0, 1, 3, 0, 0, 4, 1, 1, 3, 0, 2, 0, 0, 4, 3, 0, 4, 2, 1, 4, 2, 2, 1, 0, 4, 2, 3, 2, 2, 3, 0, 0, 4, 0, 2, 1, 4, 3, 2, 1, 2, 1, 4, 4, 2, 0, 4, 2, 4, 1, 1, 0, 1]}, {'t': [5, 5, 5], 'dtype': 'float32', 'range': [-2.9475183486938477, 2.537736415863037]}], 'kwargs': {}},
-    {'args': [{'t': [5, 5, 5], 'dtype': 'float32', 'range': [0.0, 0.0], 'sorted': True}, -3, {'t': [5, 5, 5], 'dtype': 'int64', 'values': [2, 3, 0, 0, 4, 0, 2, 1, 4, 3, 2, 1, 2, 1, 4, 4, 2, 0, 4, 2, 4, 1, 1, 0, 1, 0, 0, 4, 1, 1, 3, 0, 2, 0, 0, 4, 3, 0, 4, 2, 1, 4, 2, 2, 1, 0, 4, 2, 3, 2, 1, 2, 2, 4, 0, 4, 4, 4, 3, 2, 1, 0, 1, 3, 0, 3, 0, 3, 0, 3, 2, 2, 0, 1, 3, 3, 4, 3, 2, 3, 2, 1, 3, 1, 1, 0, 4, 3, 2, 1, 2, 1, 4, 1, 0, 1, 0, 4, 2, 4, 4, 1, 1, 3, 2, 1, 3, 0, 2, 4, 3, 2, 4, 0, 3, 0, 3, 1, 3, 4, 3, 3, 3, 4, 0]}, {'t': [5, 5, 5], 'dtype': 'float32', 'range': [-3.3855278491973877, 2.5317020416259766]}], 'kwargs': {}},
-    {'args': [{'t': [5, 5, 5], 'dtype': 'float32', 'range': [0.0, 0.0], 'sorted': True}, -3, {'t': [5, 5, 5], 'dtype': 'int64', 'values': [2, 3, 0, 0, 4, 0, 2, 1, 4, 3, 2, 1, 2, 1, 4, 4, 2, 0, 4, 2, 4, 1, 1, 0, 1, 0, 0, 4, 1, 1, 3, 0, 2, 0, 0, 4, 3, 0, 4, 2, 1, 4, 2, 2, 1, 0, 4, 2, 3, 2, 1, 2, 2, 4, 0, 4, 4, 4, 3, 2, 1, 0, 1, 3, 0, 3, 0, 3, 0, 3, 2, 2, 0, 1, 3, 3, 4, 3, 2, 3, 2, 1, 3, 1, 1, 0, 4, 3, 2, 1, 2, 1, 4, 1, 0, 1, 0, 4, 2, 4, 4, 1, 1, 3, 2, 1, 3, 0, 2, 4, 3, 2, 4, 0, 3, 0, 3, 1, 3, 4, 3, 3, 3, 4, 0]}, {'t': [5, 5, 5], 'dtype': 'float32', 'range': [-2.5255730152130127, 2.621870756149292]}], 'kwargs': {}},
-    {'args': [{'t': [5, 5, 5], 'dtype': 'float32', 'range': [0.0, 0.0], 'sorted': True}, -3, {'t': [5, 5, 5], 'dtype': 'int64', 'values': [2, 3, 0, 0, 4, 0, 2, 1, 4, 3, 2, 1, 2, 1, 4, 4, 2, 0, 4, 2, 4, 1, 1, 0, 1, 0, 0, 4, 1, 1, 3, 0, 2, 0, 0, 4, 3, 0, 4, 2, 1, 4, 2, 2, 1, 0, 4, 2, 3, 2, 1, 2, 2, 4, 0, 4, 4, 4, 3, 2, 1, 0, 1, 3, 0, 3, 0, 3, 0, 3, 2, 2, 0, 1, 3, 3, 4, 3, 2, 3, 2, 1, 3, 1, 1, 0, 4, 3, 2, 1, 2, 1, 4, 1, 0, 1, 0, 4, 2, 4, 4, 1, 1, 3, 2, 1, 3, 0, 2, 4, 3, 2, 4, 0, 3, 0, 3, 1, 3, 4, 3, 3, 3, 4, 0]}, {'t': [5, 5, 5], 'dtype': 'float32', 'range': [-2.597963809967041, 2.4920830726623535]}], 'kwargs': {}},
-    {'args': [{'t': [5, 5, 5], 'dtype': 'float32', 'range': [0.0, 0.0], 'sorted': True}, -3, {'t': [5, 5, 5], 'dtype': 'int64', 'values': [2, 3, 0, 0, 4, 0, 2, 1, 4, 3, 2, 1, 2, 1, 4, 4, 2, 0, 4, 2, 4, 1, 1, 0, 1, 0, 0, 4, 1, 1, 3, 0, 2, 0, 0, 4, 3, 0, 4, 2, 1, 4, 2, 2, 1, 0, 4, 2, 3, 2, 1, 2, 2, 4, 0, 4, 4, 4, 3, 2, 1, 0, 1, 3, 0, 3, 0, 3, 0, 3, 2, 2, 0, 1, 3, 3, 4, 3, 2, 3, 2, 1, 3, 1, 1, 0, 4, 3, 2, 1, 2, 1, 4, 1, 0, 1, 0, 4, 2, 4, 4, 1, 1, 3, 2, 1, 3, 0, 2, 4, 3, 2, 4, 0, 3, 0, 3, 1, 3, 4, 3, 3, 3, 4, 0]}, {'t': [5, 5, 5], 'dtype': 'float32', 'range': [-3.284670829772949, 3.444573163986206]}], 'kwargs': {}},
-    {'args': [{'t': [5, 5, 5], 'dtype': 'float32', 'range': [0.0, 0.0], 'sorted': True}, -2, {'t': [5, 5, 5], 'dtype': 'int64', 'values': [3, 2, 1, 2, 4, 2, 1, 2, 3, 1, 0, 4, 0, 1, 3, 4, 3, 4, 0, 0, 1, 0, 3, 4, 2, 1, 0, 0, 4, 1, 2, 1, 3, 1, 3, 0, 3, 2, 3, 2, 4, 2, 1, 0, 4, 3, 4, 4, 2, 0, 1, 0, 0, 1, 0, 3, 2, 3, 4, 1, 2, 1, 1, 0, 4, 4, 4, 2, 2, 2, 0, 3, 4, 3, 3, 2, 1, 4, 0, 0, 0, 3, 0, 2, 2, 4, 2, 2, 4, 3, 3, 4, 1, 3, 4, 1, 0, 3, 1, 1, 0, 0, 4, 4, 1, 2, 2, 2, 2, 3, 1, 1, 3, 0, 4, 4, 3, 0, 3, 2, 3, 4, 1, 1, 0]}, {'t': [5, 5, 5], 'dtype': 'float32', 'range': [-2.130699872970581, 1.9279985427856445]}], 'kwargs': {}},
-    {'args': [{'t': [5, 5, 5], 'dtype': 'float32', 'range': [0.0, 0.0], 'sorted': True}, -2, {'t': [5, 5, 5], 'dtype': 'int64', 'values': [3, 2, 1, 2, 4, 2, 1, 2, 3, 1, 0, 4, 0, 1, 3, 4, 3, 4, 0, 0, 1, 0, 3, 4, 2, 1, 0, 0, 4, 1, 2, 1, 3, 1, 3, 0, 3, 2, 3, 2, 4, 2, 1, 0, 4, 3, 4, 4, 2, 0, 1, 0, 0, 1, 0, 3, 2, 3, 4, 1, 2, 1, 1, 0, 4, 4, 4, 2, 2, 2, 0, 3, 4, 3, 3, 2, 1, 4, 0, 0, 0, 3, 0, 2, 2, 4, 2, 2, 4, 3, 3, 4, 1, 3, 4, 1, 0, 3, 1, 1, 0, 0, 4, 4, 1, 2, 2, 2, 2, 3, 1, 1, 3, 0, 4, 4, 3, 0, 3, 2, 3, 4, 1, 1, 0]}, {'t': [5, 5, 5], 'dtype': 'float32', 'range': [-2.0979812145233154, 2.8337209224700928]}], 'kwargs': {}},
-    {'args': [{'t': [5, 5, 5], 'dtype': 'float32', 'range': [0.0, 0.0], 'sorted': True}, -2, {'t': [5, 5, 5], 'dtype': 'int64', 'values': [3, 2, 1, 2, 4, 2, 1, 2, 3, 1, 0, 4, 0, 1, 3, 4, 3, 4, 0, 0, 1, 0, 3, 4, 2, 1, 0, 0, 4, 1, 2, 1, 3, 1, 3, 0, 3, 2, 3, 2, 4, 2, 1, 0, 4, 3, 4, 4, 2, 0, 1, 0, 0, 1, 0, 3, 2, 3, 4, 1, 2, 1, 1, 0, 4, 4, 4, 2, 2, 2, 0, 3, 4, 3, 3, 2, 1, 4, 0, 0, 0, 3, 0, 2, 2, 4, 2, 2, 4, 3, 3, 4, 1, 3, 4, 1, 0, 3, 1, 1, 0, 0, 4, 4, 1, 2, 2, 2, 2, 3, 1, 1, 3, 0, 4, 4, 3, 0, 3, 2, 3, 4, 1, 1, 0]}, {'t': [5, 5, 5], 'dtype': 'float32', 'range': [-2.1838340759277344, 2.396012306213379]}], 'kwargs': {}},
+    {'args': [{'t': [5, 10, 5], 'dtype': 'float32', 'range': [0.0, 0.0], 'sorted': True}, -1, {'t': [5, 10, 3], 'dtype': 'int64', 'values': [1, 3, 2, 0, 3, 2, 3, 0, 2, 4, 0, 2, 4, 3, 0, 3, 0, 2, 2, 0, 4, 3, 1, 0, 3, 2, 0, 3, 4, 0, 4, 1, 3, 4, 3, 0, 1, 2, 0, 1, 4, 0, 3, 4, 1, 3, 2, 0, 1, 3, 0, 0, 1, 4, 4, 1, 0, 3, 2, 4, 4, 1, 0, 0, 1, 2, 4, 0, 3, 0, 3, 4, 2, 1, 4, 3, 0, 4, 0, 2, 1, 4, 0, 1, 1, 4, 3, 2, 3, 1, 1, 3, 2, 3, 4, 0, 0, 1, 2, 3, 4, 1, 2, 3, 4, 0, 4, 1, 1, 3, 2, 3, 1, 0, 4, 0, 2, 4, 0, 1, 4, 3, 1, 0, 1, 2, 3, 0, 2, 4, 2, 3, 3, 2, 0, 2, 0, 1, 3, 4, 0, 3, 1, 2, 4, 2, 1, 3, 2, 1]}, {'t': [5, 10, 3], 'dtype': 'float32', 'range': [-2.1833977699279785, 2.6616761684417725]}], 'kwargs': {}},
+    {'args': [{'t': [5, 10, 5], 'dtype': 'float32', 'range': [0.0, 0.0], 'sorted': True}, 1, {'t': [5, 3, 5], 'dtype': 'int64', 'values': [2, 7, 6, 7, 4, 5, 2, 2, 9, 9, 9, 5, 3, 2, 3, 7, 0, 9, 4, 0, 0, 3, 0, 5, 4, 8, 2, 2, 0, 8, 1, 8, 4, 5, 2, 3, 1, 9, 3, 7, 7, 7, 6, 9, 0, 5, 6, 4, 7, 9, 9, 0, 2, 1, 1, 2, 2, 0, 4, 4, 5, 0, 5, 0, 0, 1, 7, 1, 7, 6, 2, 1, 2, 4, 3]}, {'t': [5, 3, 5], 'dtype': 'float32', 'range': [-2.98081374168396, 2.907862663269043]}], 'kwargs': {}},
+    {'args': [{'t': [5, 10, 5], 'dtype': 'float32', 'range': [0.0, 0.0], 'sorted': True}, -2, {'t': [5, 3, 5], 'dtype': 'int64', 'values': [2, 7, 6, 7, 4, 5, 2, 2, 9, 9, 9, 5, 3, 2, 3, 7, 0, 9, 4, 0, 0, 3, 0, 5, 4, 8, 2, 2, 0, 8, 1, 8, 4, 5, 2, 3, 1, 9, 3, 7, 7, 7, 6, 9, 0, 5, 6, 4, 7, 9, 9, 0, 2, 1, 1, 2, 2, 0, 4, 4, 5, 0, 5, 0, 0, 1, 7, 1, 7, 6, 2, 1, 2, 4, 3]}, {'t': [5, 3, 5], 'dtype': 'float32', 'range': [-2.767547130584717, 2.2689218521118164]}], 'kwargs': {}},
+    {'args': [{'t': [5, 10, 5], 'dtype': 'float32', 'range': [0.0, 0.0], 'sorted': True}, 1, {'t': [5, 3, 5], 'dtype': 'int64', 'values': [2, 7, 6, 7, 4, 5, 2, 2, 9, 9, 9, 5, 3, 2, 3, 7, 0, 9, 4, 0, 0, 3, 0, 5, 4, 8, 2, 2, 0, 8, 1, 8, 4, 5, 2, 3, 1, 9, 3, 7, 7, 7, 6, 9, 0, 5, 6, 4, 7, 9, 9, 0, 2, 1, 1, 2, 2, 0, 4, 4, 5, 0, 5, 0, 0, 1, 7, 1, 7, 6, 2, 1, 2, 4, 3]}, {'t': [5, 3, 5], 'dtype': 'float32', 'range': [-2.4929189682006836, 2.2011401653289795]}], 'kwargs': {}},
+    {'args': [{'t': [5, 10, 5], 'dtype': 'float32', 'range': [0.0, 0.0], 'sorted': True}, -2, {'t': [5, 3, 5], 'dtype': 'int64', 'values': [2, 7, 6, 7, 4, 5, 2, 2, 9, 9, 9, 5, 3, 2, 3, 7, 0, 9, 4, 0, 0, 3, 0, 5, 4, 8, 2, 2, 0, 8, 1, 8, 4, 5, 2, 3, 1, 9, 3, 7, 7, 7, 6, 9, 0, 5, 6, 4, 7, 9, 9, 0, 2, 1, 1, 2, 2, 0, 4, 4, 5, 0, 5, 0, 0, 1, 7, 1, 7, 6, 2, 1, 2, 4, 3]}, {'t': [5, 3, 5], 'dtype': 'float32', 'range': [-2.333937168121338, 1.786041021347046]}], 'kwargs': {}},
+    {'args': [{'t': [5, 10, 5], 'dtype': 'float32', 'range': [0.0, 0.0], 'sorted': True}, 1, {'t': [5, 3, 5], 'dtype': 'int64', 'values': [2, 7, 6, 7, 4, 5, 2, 2, 9, 9, 9, 5, 3, 2, 3, 7, 0, 9, 4, 0, 0, 3, 0, 5, 4, 8, 2, 2, 0, 8, 1, 8, 4, 5, 2, 3, 1, 9, 3, 7, 7, 7, 6, 9, 0, 5, 6, 4, 7, 9, 9, 0, 2, 1, 1, 2, 2, 0, 4, 4, 5, 0, 5, 0, 0, 1, 7, 1, 7, 6, 2, 1, 2, 4, 3]}, {'t': [5, 3, 5], 'dtype': 'float32', 'range': [-2.6981115341186523, 2.422447919845581]}], 'kwargs': {}},
+    {'args': [{'t': [5, 10, 5], 'dtype': 'float32', 'range': [0.0, 0.0], 'sorted': True}, -2, {'t': [5, 3, 5], 'dtype': 'int64', 'values': [2, 7, 6, 7, 4, 5, 2, 2, 9, 9, 9, 5, 3, 2, 3, 7, 0, 9, 4, 0, 0, 3, 0, 5, 4, 8, 2, 2, 0, 8, 1, 8, 4, 5, 2, 3, 1, 9, 3, 7, 7, 7, 6, 9, 0, 5, 6, 4, 7, 9, 9, 0, 2, 1, 1, 2, 2, 0, 4, 4, 5, 0, 5, 0, 0, 1, 7, 1, 7, 6, 2, 1, 2, 4, 3]}, {'t': [5, 3, 5], 'dtype': 'float32', 'range': [-2.1551897525787354, 1.1186212301254272]}], 'kwargs': {}},
+    {'args': [{'t': [], 'dtype': 'float32', 'range': [0.0, 0.0]}, -1, {'t': [], 'dtype': 'int64', 'values': [0]}, {'t': [], 'dtype': 'float32', 'range': [1.153526782989502, 1.153526782989502]}], 'kwargs': {}},
+    {'args': [{'t': [], 'dtype': 'float32', 'range': [0.0, 0.0]}, 0, {'t': [], 'dtype': 'int64', 'values': [0]}, {'t': [], 'dtype': 'float32', 'range': [-0.8022750616073608, -0.8022750616073608]}], 'kwargs': {}},
+    {'args': [{'t': [], 'dtype': 'float32', 'range': [0.0, 0.0]}, -1, {'t': [], 'dtype': 'int64', 'values': [0]}, {'t': [], 'dtype': 'float32', 'range': [-0.22450296580791473, -0.22450296580791473]}], 'kwargs': {}},
+    {'args': [{'t': [], 'dtype': 'float32', 'range': [0.0, 0.0]}, 0, {'t': [], 'dtype': 'int64', 'values': [0]}, {'t': [], 'dtype': 'float32', 'range': [-0.6764402985572815, -0.6764402985572815]}], 'kwargs': {}},
+    {'args': [{'t': [], 'dtype': 'float32', 'range': [0.0, 0.0]}, -1, {'t': [], 'dtype': 'int64', 'values': [0]}, {'t': [], 'dtype': 'float32', 'range': [0.7671953439712524, 0.7671953439712524]}], 'kwargs': {}},
 ]
 
 

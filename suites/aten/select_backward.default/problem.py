@@ -1,7 +1,7 @@
 """aten::select_backward.default: the ATen operator, called as the traced models call it.
 
 Timed on the 4 most called distinct traced calls (SHAPE_CASES); checked on those and on 12 calls
-that OpInfo samples (__getitem__, select) make (CHECK_CASES). Traced in: kernelevolve.aten.recipes:bert (train), kernelevolve.aten.recipes:bloom (train), kernelevolve.aten.recipes:cait (train), kernelevolve.aten.recipes:clip (train), kernelevolve.aten.recipes:crossvit (train), kernelevolve.aten.recipes:deberta (train), kernelevolve.aten.recipes:deformable_detr (train), kernelevolve.aten.recipes:funnel (train), kernelevolve.aten.recipes:longformer (train), kernelevolve.aten.recipes:rwkv (train), kernelevolve.aten.recipes:tnt (train), kernelevolve.aten.recipes:vit_hf (train), kernelevolve.aten.recipes:vit_small (train), kernelevolve.aten.recipes:volo (train), kernelevolve.aten.recipes:xcit (train).
+that OpInfo samples (__getitem__, select) make (CHECK_CASES), and on GPUs on 24 of those again in bfloat16 or float16. Traced in: kernelevolve.aten.recipes:bert (train), kernelevolve.aten.recipes:bloom (train), kernelevolve.aten.recipes:cait (train), kernelevolve.aten.recipes:clip (train), kernelevolve.aten.recipes:crossvit (train), kernelevolve.aten.recipes:deberta (train), kernelevolve.aten.recipes:deformable_detr (train), kernelevolve.aten.recipes:dinov2_registers (train), kernelevolve.aten.recipes:funnel (train), kernelevolve.aten.recipes:longformer (train), kernelevolve.aten.recipes:rwkv (train), kernelevolve.aten.recipes:siglip (train), kernelevolve.aten.recipes:tnt (train), kernelevolve.aten.recipes:vit_hf (train), kernelevolve.aten.recipes:vit_small (train), kernelevolve.aten.recipes:volo (train), kernelevolve.aten.recipes:xcit (train).
 The inputs are the call's positional arguments, then its keyword arguments as one dict (docs/aten.md).
 """
 
@@ -17,14 +17,51 @@ TRACED_SHARE = 0.001845  # its largest share of a traced step's time
 
 CASE = 0
 SHAPE_CASES = [{'CASE': 0}, {'CASE': 1}, {'CASE': 2}, {'CASE': 3}]
-CHECK_CASES = [{'CASE': 4}, {'CASE': 5}, {'CASE': 6}, {'CASE': 7}, {'CASE': 8}, {'CASE': 9}, {'CASE': 10}, {'CASE': 11}, {'CASE': 12}, {'CASE': 13}, {'CASE': 14}, {'CASE': 15}]
+DTYPE = torch.float32
+DEVICE_TYPES = None  # every device; a half-precision check case binds ['cuda']
+CHECK_CASES = [
+    {'CASE': 4},
+    {'CASE': 5},
+    {'CASE': 6},
+    {'CASE': 7},
+    {'CASE': 8},
+    {'CASE': 9},
+    {'CASE': 10},
+    {'CASE': 11},
+    {'CASE': 12},
+    {'CASE': 13},
+    {'CASE': 14},
+    {'CASE': 15},
+    {'CASE': 4, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 5, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 6, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 7, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 8, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 9, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 10, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 11, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 12, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 13, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 14, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 15, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 4, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 5, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 6, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 7, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 8, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 9, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 10, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 11, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 12, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 13, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 14, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 15, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+]
 CALLS = [
     {'args': [{'t': [2, 768], 'dtype': 'float32', 'range': [-0.008132598362863064, 0.006018694490194321]}, [2, 128, 768], 1, 0], 'kwargs': {}},
-    {'args': [{'t': [2, 128, 16, 64], 'dtype': 'float32', 'stride': [131072, 64, 8192, 1], 'range': [-1.6080690556918853e-06, 1.8083115946865291e-06]}, [2, 128, 16, 3, 64], 3, 2], 'kwargs': {}},
+    {'args': [{'t': [2, 128, 16, 64], 'dtype': 'float32', 'range': [-1.6080690556918853e-06, 1.8083115946865291e-06]}, [2, 128, 16, 3, 64], 3, 2], 'kwargs': {}},
     {'args': [{'t': [2, 192], 'dtype': 'float32', 'range': [-0.0011540460400283337, 0.0011681568576022983]}, [2, 197, 192], 1, 0], 'kwargs': {}},
     {'args': [{'t': [2, 4, 196, 48], 'dtype': 'float32', 'range': [-2.3075083307338463e-17, 2.2164236684548147e-17]}, [3, 2, 4, 196, 48], 0, 2], 'kwargs': {}},
-    {'args': [{'t': [3, 5], 'dtype': 'float32', 'range': [-1.8477952480316162, 2.6895511150360107]}, [3, 5, 5], 1, 1], 'kwargs': {}},
-    {'args': [{'t': [3, 5], 'dtype': 'float32', 'range': [-1.704901933670044, 1.44075345993042]}, [3, 5, 5], 1, 1], 'kwargs': {}},
     {'args': [{'t': [5, 5], 'dtype': 'float32', 'range': [-1.4948757886886597, 1.477784276008606]}, [5, 5, 5], 1, 2], 'kwargs': {}},
     {'args': [{'t': [5, 5], 'dtype': 'float32', 'range': [-2.3331661224365234, 1.5984976291656494]}, [5, 5, 5], -1, 2], 'kwargs': {}},
     {'args': [{'t': [5, 5], 'dtype': 'float32', 'range': [-1.182086706161499, 2.6616761684417725]}, [5, 5, 5], -1, -1], 'kwargs': {}},
@@ -35,6 +72,8 @@ CALLS = [
     {'args': [{'t': [5, 5], 'dtype': 'float32', 'range': [-1.209555745124817, 1.8677531480789185]}, [5, 5, 5], -1, 2], 'kwargs': {}},
     {'args': [{'t': [5, 5], 'dtype': 'float32', 'range': [-1.8760610818862915, 1.0688047409057617]}, [5, 5, 5], -1, -1], 'kwargs': {}},
     {'args': [{'t': [5, 5], 'dtype': 'float32', 'range': [-1.867971420288086, 2.535344123840332]}, [5, 5, 5], 1, -1], 'kwargs': {}},
+    {'args': [{'t': [3, 5], 'dtype': 'float32', 'range': [-1.8477952480316162, 2.6895511150360107]}, [3, 5, 5], 1, 1], 'kwargs': {}},
+    {'args': [{'t': [3, 5], 'dtype': 'float32', 'range': [-1.704901933670044, 1.44075345993042]}, [3, 5, 5], 1, 1], 'kwargs': {}},
 ]
 
 

@@ -1,7 +1,7 @@
 """aten::threshold_backward.default: the ATen operator, called as the traced models call it.
 
 Timed on the 4 most called distinct traced calls (SHAPE_CASES); checked on those and on 24 calls
-that OpInfo samples (nn.functional.relu, nn.functional.threshold) make (CHECK_CASES). Traced in: kernelevolve.aten.recipes:botnet (train), kernelevolve.aten.recipes:coatnet (train), kernelevolve.aten.recipes:convmixer (train), kernelevolve.aten.recipes:deformable_detr (train), kernelevolve.aten.recipes:densenet121 (train), kernelevolve.aten.recipes:dla (train), kernelevolve.aten.recipes:dlrm (train), kernelevolve.aten.recipes:efficientvit (train), kernelevolve.aten.recipes:fastvit (train), kernelevolve.aten.recipes:ghostnet (train), kernelevolve.aten.recipes:hgnet (train), kernelevolve.aten.recipes:hrnet (train), kernelevolve.aten.recipes:inception_v3 (train), kernelevolve.aten.recipes:mobilenetv3 (train), kernelevolve.aten.recipes:nf_resnet (train), kernelevolve.aten.recipes:regnety (train), kernelevolve.aten.recipes:res2net (train), kernelevolve.aten.recipes:resnet50 (train), kernelevolve.aten.recipes:rexnet (train), kernelevolve.aten.recipes:rwkv (train), kernelevolve.aten.recipes:segformer (train), kernelevolve.aten.recipes:t5 (train), kernelevolve.aten.recipes:tresnet (train), kernelevolve.aten.recipes:volo (train), kernelevolve.aten.recipes:vovnet (train).
+that OpInfo samples (nn.functional.relu, nn.functional.threshold) make (CHECK_CASES), and on GPUs on 48 of those again in bfloat16 or float16. Traced in: kernelevolve.aten.recipes:botnet (train), kernelevolve.aten.recipes:coatnet (train), kernelevolve.aten.recipes:convmixer (train), kernelevolve.aten.recipes:deformable_detr (train), kernelevolve.aten.recipes:densenet121 (train), kernelevolve.aten.recipes:dla (train), kernelevolve.aten.recipes:dlrm (train), kernelevolve.aten.recipes:dlrm_criteo (train), kernelevolve.aten.recipes:efficientvit (train), kernelevolve.aten.recipes:fastvit (train), kernelevolve.aten.recipes:ghostnet (train), kernelevolve.aten.recipes:hgnet (train), kernelevolve.aten.recipes:hrnet (train), kernelevolve.aten.recipes:inception_v3 (train), kernelevolve.aten.recipes:mobilenetv3 (train), kernelevolve.aten.recipes:nf_resnet (train), kernelevolve.aten.recipes:regnety (train), kernelevolve.aten.recipes:res2net (train), kernelevolve.aten.recipes:resnet50 (train), kernelevolve.aten.recipes:rexnet (train), kernelevolve.aten.recipes:rwkv (train), kernelevolve.aten.recipes:segformer (train), kernelevolve.aten.recipes:speech_to_text (train), kernelevolve.aten.recipes:switch_transformers (train), kernelevolve.aten.recipes:t5 (train), kernelevolve.aten.recipes:tresnet (train), kernelevolve.aten.recipes:volo (train), kernelevolve.aten.recipes:vovnet (train), kernelevolve.aten.recipes:wide_deep (train).
 The inputs are the call's positional arguments, then its keyword arguments as one dict (docs/aten.md).
 """
 
@@ -13,11 +13,86 @@ from kernelevolve.aten.spec import build_call
 
 ATEN_OPERATOR = 'aten::threshold_backward.default'
 ATEN_VARIANTS = ['aten::threshold_backward.grad_input']
-TRACED_SHARE = 0.048504  # its largest share of a traced step's time
+TRACED_SHARE = 0.056568  # its largest share of a traced step's time
 
 CASE = 0
 SHAPE_CASES = [{'CASE': 0}, {'CASE': 1}, {'CASE': 2}, {'CASE': 3}]
-CHECK_CASES = [{'CASE': 4}, {'CASE': 5}, {'CASE': 6}, {'CASE': 7}, {'CASE': 8}, {'CASE': 9}, {'CASE': 10}, {'CASE': 11}, {'CASE': 12}, {'CASE': 13}, {'CASE': 14}, {'CASE': 15}, {'CASE': 16}, {'CASE': 17}, {'CASE': 18}, {'CASE': 19}, {'CASE': 20}, {'CASE': 21}, {'CASE': 22}, {'CASE': 23}, {'CASE': 24}, {'CASE': 25}, {'CASE': 26}, {'CASE': 27}]
+DTYPE = torch.float32
+DEVICE_TYPES = None  # every device; a half-precision check case binds ['cuda']
+CHECK_CASES = [
+    {'CASE': 4},
+    {'CASE': 5},
+    {'CASE': 6},
+    {'CASE': 7},
+    {'CASE': 8},
+    {'CASE': 9},
+    {'CASE': 10},
+    {'CASE': 11},
+    {'CASE': 12},
+    {'CASE': 13},
+    {'CASE': 14},
+    {'CASE': 15},
+    {'CASE': 16},
+    {'CASE': 17},
+    {'CASE': 18},
+    {'CASE': 19},
+    {'CASE': 20},
+    {'CASE': 21},
+    {'CASE': 22},
+    {'CASE': 23},
+    {'CASE': 24},
+    {'CASE': 25},
+    {'CASE': 26},
+    {'CASE': 27},
+    {'CASE': 4, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 5, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 6, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 7, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 8, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 9, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 10, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 11, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 12, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 13, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 14, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 15, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 16, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 17, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 18, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 19, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 20, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 21, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 22, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 23, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 24, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 25, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 26, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 27, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 4, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 5, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 6, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 7, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 8, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 9, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 10, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 11, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 12, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 13, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 14, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 15, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 16, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 17, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 18, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 19, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 20, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 21, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 22, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 23, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 24, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 25, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 26, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 27, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+]
 CALLS = [
     {'args': [{'t': [2, 1024, 14, 14], 'dtype': 'float32', 'range': [-2.5142633148789173e-06, 2.4506766749254894e-06]}, {'t': [2, 1024, 14, 14], 'dtype': 'float32', 'range': [0.0, 4.510940074920654]}, 0], 'kwargs': {}},
     {'args': [{'t': [2, 320, 14, 14], 'dtype': 'float32', 'range': [-5.085447355668293e-06, 4.160537628195016e-06]}, {'t': [2, 320, 14, 14], 'dtype': 'float32', 'range': [0.0, 5.110891819000244]}, 0], 'kwargs': {}},
@@ -33,8 +108,8 @@ CALLS = [
     {'args': [{'t': [1, 0, 5], 'dtype': 'float32'}, {'t': [1, 0, 5], 'dtype': 'float32'}, 0.1533203125], 'kwargs': {}},
     {'args': [{'t': [6, 0, 0, 0], 'dtype': 'float32'}, {'t': [6, 0, 0, 0], 'dtype': 'float32'}, 0.1533203125], 'kwargs': {}},
     {'args': [{'t': [3, 0, 1, 0], 'dtype': 'float32'}, {'t': [3, 0, 1, 0], 'dtype': 'float32'}, 0.1533203125], 'kwargs': {}},
-    {'args': [{'t': [], 'dtype': 'float32', 'range': [1.104507565498352, 1.104507565498352]}, {'t': [], 'dtype': 'float32', 'offset': 1, 'range': [-8.478373527526855, -8.478373527526855]}, -1.765825867652893], 'kwargs': {}},
-    {'args': [{'t': [5], 'dtype': 'float32', 'range': [0.30908095836639404, 1.1595089435577393]}, {'t': [5], 'dtype': 'float32', 'stride': [2], 'offset': 1, 'range': [-8.478373527526855, -1.765825867652893]}, 3.611605167388916], 'kwargs': {}},
+    {'args': [{'t': [], 'dtype': 'float32', 'range': [1.104507565498352, 1.104507565498352]}, {'t': [], 'dtype': 'float32', 'range': [-8.478373527526855, -8.478373527526855]}, -1.765825867652893], 'kwargs': {}},
+    {'args': [{'t': [5], 'dtype': 'float32', 'range': [0.30908095836639404, 1.1595089435577393]}, {'t': [5], 'dtype': 'float32', 'range': [-8.478373527526855, -1.765825867652893]}, 3.611605167388916], 'kwargs': {}},
     {'args': [{'t': [], 'dtype': 'float32', 'range': [0.0461304634809494, 0.0461304634809494]}, {'t': [], 'dtype': 'float32', 'range': [0.0, 0.0]}, 0], 'kwargs': {}},
     {'args': [{'t': [5], 'dtype': 'float32', 'range': [-1.0115290880203247, 0.5036107301712036]}, {'t': [5], 'dtype': 'float32', 'range': [0.0, 0.0], 'sorted': True}, 0], 'kwargs': {}},
     {'args': [{'t': [5, 5], 'dtype': 'float32', 'range': [-2.1833977699279785, 1.2192405462265015]}, {'t': [5, 5], 'dtype': 'float32', 'range': [0.0, 8.397199630737305]}, 0], 'kwargs': {}},

@@ -1,7 +1,7 @@
 """aten::topk.default: the ATen operator, called as the traced models call it.
 
-Timed on the 2 most called distinct traced calls (SHAPE_CASES); checked on those and on 8 calls
-that OpInfo samples (topk) make (CHECK_CASES). Traced in: kernelevolve.aten.recipes:mixtral (forward), kernelevolve.aten.recipes:mixtral (train), kernelevolve.aten.recipes:qwen2_moe (forward), kernelevolve.aten.recipes:qwen2_moe (train).
+Timed on the 3 most called distinct traced calls (SHAPE_CASES); checked on those and on 8 calls
+that OpInfo samples (topk) make (CHECK_CASES), and on GPUs on 16 of those again in bfloat16 or float16. Traced in: kernelevolve.aten.recipes:gpt2_sample (forward), kernelevolve.aten.recipes:mixtral (forward), kernelevolve.aten.recipes:mixtral (train), kernelevolve.aten.recipes:qwen2_moe (forward), kernelevolve.aten.recipes:qwen2_moe (train).
 The inputs are the call's positional arguments, then its keyword arguments as one dict (docs/aten.md).
 """
 
@@ -13,14 +13,42 @@ from kernelevolve.aten.spec import build_call
 
 ATEN_OPERATOR = 'aten::topk.default'
 ATEN_VARIANTS = ['aten::topk.values']
-TRACED_SHARE = 0.000196  # its largest share of a traced step's time
+TRACED_SHARE = 0.007713  # its largest share of a traced step's time
 
 CASE = 0
-SHAPE_CASES = [{'CASE': 0}, {'CASE': 1}]
-CHECK_CASES = [{'CASE': 2}, {'CASE': 3}, {'CASE': 4}, {'CASE': 5}, {'CASE': 6}, {'CASE': 7}, {'CASE': 8}, {'CASE': 9}]
+SHAPE_CASES = [{'CASE': 0}, {'CASE': 1}, {'CASE': 2}]
+DTYPE = torch.float32
+DEVICE_TYPES = None  # every device; a half-precision check case binds ['cuda']
+CHECK_CASES = [
+    {'CASE': 3},
+    {'CASE': 4},
+    {'CASE': 5},
+    {'CASE': 6},
+    {'CASE': 7},
+    {'CASE': 8},
+    {'CASE': 9},
+    {'CASE': 10},
+    {'CASE': 3, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 4, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 5, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 6, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 7, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 8, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 9, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 10, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 3, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 4, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 5, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 6, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 7, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 8, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 9, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 10, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+]
 CALLS = [
     {'args': [{'t': [256, 8], 'dtype': 'float32', 'range': [0.02007683925330639, 0.47068682312965393]}, 2], 'kwargs': {}},
     {'args': [{'t': [256, 16], 'dtype': 'float32', 'range': [0.004637714941054583, 0.28834956884384155]}, 4], 'kwargs': {}},
+    {'args': [{'t': [2, 50257], 'dtype': 'float32', 'range': [-3.0528106689453125, 2.990548849105835]}, 50], 'kwargs': {}},
     {'args': [{'t': [5, 10, 5], 'dtype': 'float32', 'stride': [100, 10, 2], 'offset': 1, 'range': [-8.988519668579102, 8.963968276977539]}, 3], 'kwargs': {}},
     {'args': [{'t': [5, 10, 5], 'dtype': 'float32', 'stride': [100, 10, 2], 'offset': 1, 'range': [-8.988519668579102, 8.963968276977539]}, 3, 1], 'kwargs': {}},
     {'args': [{'t': [5, 10, 5], 'dtype': 'float32', 'stride': [100, 10, 2], 'offset': 1, 'range': [-8.988519668579102, 8.963968276977539]}, 3, -2], 'kwargs': {}},

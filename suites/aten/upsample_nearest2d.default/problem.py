@@ -1,7 +1,7 @@
 """aten::upsample_nearest2d.default: the ATen operator, called as the traced models call it.
 
 Timed on the 4 most called distinct traced calls (SHAPE_CASES); checked on those and on 8 calls
-that OpInfo samples (nn.functional.interpolate, nn.functional.upsample_nearest) make (CHECK_CASES). Traced in: kernelevolve.aten.recipes:deformable_detr (forward), kernelevolve.aten.recipes:deformable_detr (train), kernelevolve.aten.recipes:hrnet (forward), kernelevolve.aten.recipes:hrnet (train).
+that OpInfo samples (nn.functional.interpolate, nn.functional.upsample_nearest) make (CHECK_CASES), and on GPUs on 16 of those again in bfloat16 or float16. Traced in: kernelevolve.aten.recipes:deformable_detr (forward), kernelevolve.aten.recipes:deformable_detr (train), kernelevolve.aten.recipes:hrnet (forward), kernelevolve.aten.recipes:hrnet (train).
 The inputs are the call's positional arguments, then its keyword arguments as one dict (docs/aten.md).
 """
 
@@ -17,7 +17,34 @@ TRACED_SHARE = 0.004306  # its largest share of a traced step's time
 
 CASE = 0
 SHAPE_CASES = [{'CASE': 0}, {'CASE': 1}, {'CASE': 2}, {'CASE': 3}]
-CHECK_CASES = [{'CASE': 4}, {'CASE': 5}, {'CASE': 6}, {'CASE': 7}, {'CASE': 8}, {'CASE': 9}, {'CASE': 10}, {'CASE': 11}]
+DTYPE = torch.float32
+DEVICE_TYPES = None  # every device; a half-precision check case binds ['cuda']
+CHECK_CASES = [
+    {'CASE': 4},
+    {'CASE': 5},
+    {'CASE': 6},
+    {'CASE': 7},
+    {'CASE': 8},
+    {'CASE': 9},
+    {'CASE': 10},
+    {'CASE': 11},
+    {'CASE': 4, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 5, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 6, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 7, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 8, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 9, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 10, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 11, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 4, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 5, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 6, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 7, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 8, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 9, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 10, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 11, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+]
 CALLS = [
     {'args': [{'t': [1, 2, 320, 320], 'dtype': 'float32', 'range': [1.0, 1.0], 'sorted': True}, [40, 40]], 'kwargs': {}},
     {'args': [{'t': [2, 16, 28, 28], 'dtype': 'float32', 'range': [-5.03139591217041, 4.513465881347656]}, [56, 56], 2.0, 2.0], 'kwargs': {}},

@@ -246,7 +246,8 @@ def test_a_model_torch_compile_cannot_take_is_said_and_the_table_goes_on(tiny, m
     monkeypatch.setattr(torch, "compile", refuse)
     profile = profile_model(tiny[0], compiled=True)
     assert profile.compiled_ms is None and profile.groups
-    assert profile.notes == ["torch.compile failed on the model (RuntimeError: backend refused)"]
+    # (a busy host may add its own note beside it)
+    assert "torch.compile failed on the model (RuntimeError: backend refused)" in profile.notes
 
 
 @pytest.mark.gpu

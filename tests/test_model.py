@@ -20,6 +20,7 @@ from kernelevolve.model.extract import write_problems
 from kernelevolve.model.profile import merge_values, profile_model, shapes_only
 from kernelevolve.model.table import Row, amdahl, operator_rows, predicted, ranked
 from kernelevolve.problem.problem import check_cases, exec_problem, load_problem, shape_cases
+from kernelevolve.store.store import Store
 from tests.doubles import RuleEvaluator, kernel
 
 TINY = "tests.model_entries:tiny"
@@ -212,6 +213,45 @@ def test_search_runs_the_picked_problems_with_the_tune_operator_and_predicts_end
     assert table["predicted_speedup"] == pytest.approx(amdahl(row["share"], won))
     assert "predicted end to end from the measured speedups" in searched.stdout
     assert (tmp_path / "m" / "search" / "results.json").is_file()
+    # the rule's export is slower than eager on every case: no kernel won, so no kernel directory for enable()
+    assert "no operator's kernel beat the baseline on any case" in searched.output
+    assert not (tmp_path / "m" / "kernels").exists()
+
+
+def test_the_operators_that_won_become_a_kernel_directory_for_enable(tmp_path, monkeypatch):
+    """After a search, each operator row with a correct result is exported as its operator's file
+    (kernels/write.py, winners only); regions and failed rows are not."""
+    from types import SimpleNamespace
+
+    from kernelevolve.cli import model_cmd
+    from kernelevolve.kernels import write
+    from kernelevolve.model.table import Row
+
+    store = Store(tmp_path / "runs")
+    run = store.create_run(problem_path="p.py", problem_hash="h", platform="cpu", config={}, config_hash="c", budget=1)
+    exported = []
+
+    def export(store_, run_, folder):
+        exported.append(run_.id)
+        return folder / "aten.gelu.default.py", object()
+
+    monkeypatch.setattr(write, "export_kernel_dir", export)
+    rows = [
+        Row("gelu", "operator", ["aten::gelu.default"], "", 1, 1.0, 0.5),
+        Row("ln", "normalization", [], "", 1, 1.0, 0.5),
+        Row("failed", "operator", ["aten::mm.default"], "", 1, 1.0, 0.1),
+    ]
+    results = {
+        "gelu": SimpleNamespace(correct=True, run=run.id),
+        "ln": SimpleNamespace(correct=True, run=run.id),
+        "failed": SimpleNamespace(correct=False, run=run.id),
+    }
+    where = SimpleNamespace(runs_dir=tmp_path / "runs", db=None)
+    messages = []
+    monkeypatch.setattr(model_cmd.err, "print", lambda *a, **k: messages.append(" ".join(map(str, a))))
+    model_cmd._kernel_dir(rows, results, where, tmp_path / "kernels")
+    assert exported == [run.id]  # the operator row alone
+    assert f"kernel directory: {tmp_path / 'kernels'} (1 operators)" in messages[0] and "enable(" in messages[0]
 
 
 @pytest.mark.parametrize(

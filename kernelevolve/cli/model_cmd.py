@@ -8,7 +8,7 @@ import math
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -42,11 +42,13 @@ from kernelevolve.cli.common import (
     plain_console,
     usage_error,
 )
+from kernelevolve.store.store import Store, StoreError
 
 if TYPE_CHECKING:  # the model package imports torch: loaded when the command runs, not with the CLI
     from kernelevolve.model.profile import Profile
     from kernelevolve.model.table import Row
 
+KERNELS = "kernels"  # under --out: the searched operators' kernel directory, for kernelevolve.enable()
 ENTRY = typer.Argument(
     ...,
     help="MODULE:FUNCTION (FUNCTION() returns (model, example_inputs)), or recipe:NAME (kernelevolve/aten/recipes.py)",
@@ -213,3 +215,33 @@ def _search(rows: list[Row], out: Path, how: BenchOptions, where: Workers, targe
             row.status = result.status
             row.measured = result.speedup_eager if result.correct else None
     err.print(f"search results: {out / 'search' / 'results.md'}")
+    _kernel_dir(rows, results, where, out / KERNELS)
+
+
+def _kernel_dir(rows: list[Row], results: dict[str, Any], where: Workers, folder: Path) -> None:
+    """The searched operators' kernels, each only on the cases where it beat the baseline, as a kernel directory
+    (kernels/write.py): `kernelevolve.enable(folder)` then runs the unmodified model with them, ATen serving the
+    rest. Regions wait for the swap-in (docs/model.md)."""
+    from kernelevolve.kernels.write import export_kernel_dir
+    from kernelevolve.problem.problem import ProblemError
+    from kernelevolve.search.export import ExportError
+
+    store = Store(where.runs_dir, where.db)
+    written = []
+    for row in rows:
+        result = results.get(row.name)
+        if row.kind != "operator" or result is None or not result.correct or not result.run:
+            continue
+        run = store.get_run(result.run)
+        try:
+            path, entry = export_kernel_dir(store, run, folder) if run is not None else (None, None)
+        except (ExportError, ProblemError, StoreError) as e:
+            err.print(f"{row.name}: no kernel file: {e}")
+            continue
+        if entry is not None:
+            written.append(path.name)
+    if written:
+        err.print(f"kernel directory: {folder} ({len(written)} operators); kernelevolve.enable({str(folder)!r}) runs")
+        err.print("the model with them, each on the shapes where it won, ATen everywhere else (docs/aten.md)")
+    else:
+        err.print("no operator's kernel beat the baseline on any case: no kernel directory (ATen serves them all)")

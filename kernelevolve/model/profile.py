@@ -27,6 +27,7 @@ from kernelevolve.aten.select import functional_name
 from kernelevolve.aten.spec import describe
 from kernelevolve.aten.trace import RecordingMode, profile_step
 from kernelevolve.model.entry import LoadedModel, ModelError
+from kernelevolve.platforms import for_device
 
 PROFILE_RUNS = 3  # profiled forwards; each call's time is the mean over them
 WALL_RUNS = 10  # timed forwards for the wall time (the median)
@@ -173,18 +174,21 @@ def _groups(calls: list[tuple[str, dict | None]], times: list[float]) -> tuple[l
     return sorted(groups.values(), key=lambda g: -g.time_ms), unsaid
 
 
-def wall_ms(forward: Callable[[], Any], device: str, runs: int | None = None) -> float:
-    """The median wall time of `runs` (WALL_RUNS) forwards after one warm-up, in milliseconds."""
+def wall_ms(forward: Callable[[], Any], device: str | torch.device, runs: int | None = None, warmups: int = 1) -> float:
+    """The median wall time of `runs` (WALL_RUNS) calls after `warmups`, in milliseconds, the device synchronised
+    around each (the platform's own synchronize): the one clock of the model's table, for the forward and for each
+    region alike, so that a region's share is of the same kind of time as the forward's."""
+    where = torch.device(device)
+    synchronize = for_device(where).synchronize
     samples = []
     with torch.no_grad():
-        forward()
+        for _ in range(warmups):
+            forward()
         for _ in range(runs or WALL_RUNS):
-            if device == "cuda":
-                torch.cuda.synchronize()
+            synchronize(where)
             start = time.perf_counter()
             forward()
-            if device == "cuda":
-                torch.cuda.synchronize()
+            synchronize(where)
             samples.append((time.perf_counter() - start) * 1000.0)
     return statistics.median(samples)
 

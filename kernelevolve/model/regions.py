@@ -9,11 +9,8 @@ steps is skipped; `last_skipped()` says which and why.
 
 from __future__ import annotations
 
-import statistics
 import threading
-import time
 import types
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,6 +19,7 @@ import torch.fx as fx
 
 from kernelevolve.model.graph_capture import CapturedGraph, RegionError, capture
 from kernelevolve.model.partition import Group, kind, partition, worth_extracting
+from kernelevolve.model.profile import wall_ms
 from kernelevolve.model.region_source import RegionCode, RegionSourceError, boundary, region_code
 from kernelevolve.platforms import Platform, get_platform
 from kernelevolve.platforms.base import DeviceMissing
@@ -152,11 +150,11 @@ def _check_and_time(
     mismatch = outputs_mismatch(got, expected)
     if mismatch:
         raise RegionSourceError(f"the problem does not reproduce the region: {mismatch}")
-    platform, device = target
+    _, device = target
     model = model.to(device)
     inputs = [x.to(device) if isinstance(x, torch.Tensor) else x for x in inputs]
     with torch.no_grad():
-        return eager_time_ms(lambda: model(*inputs), platform, device)
+        return wall_ms(lambda: model(*inputs), device, runs=REPEATS, warmups=WARMUP)
 
 
 def outputs_mismatch(got: list[Any], expected: list[Any]) -> str:
@@ -175,26 +173,3 @@ def outputs_mismatch(got: list[Any], expected: list[Any]) -> str:
 
 def _what(x: Any) -> str:
     return f"{x.dtype} {tuple(x.shape)}" if isinstance(x, torch.Tensor) else type(x).__name__
-
-
-def eager_time_ms(run: Callable[[], Any], platform: Platform, device: torch.device) -> float:
-    """Median wall time of one call: the platform's timing events on a device (CUDA events), perf_counter on the
-    host."""
-    synchronize, event = platform.synchronizer(), platform.event_factory()
-    for _ in range(WARMUP):
-        run()
-    times = []
-    for _ in range(REPEATS):
-        if event is None:
-            t0 = time.perf_counter()
-            run()
-            times.append((time.perf_counter() - t0) * 1e3)
-            continue
-        start, end = event(enable_timing=True), event(enable_timing=True)
-        synchronize(device)
-        start.record()
-        run()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end))
-    return statistics.median(times)

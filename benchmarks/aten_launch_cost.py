@@ -5,8 +5,10 @@ ratio is under 1.3 at every traced shape; it reads this script's output.
     python benchmarks/aten_launch_cost.py --suite suites/aten --out suites/aten/launch_cost.json
 
 Each timing is the median over CUDA-graph replays of REPEAT back-to-back calls (launch overhead included, as a
-model would pay it) divided by REPEAT; the empty kernel is timed the same way. On a machine without CUDA it
-exits with one line (the measurement means nothing on a CPU).
+model would pay it) divided by REPEAT; the empty kernel is timed the same way. The operators are measured in
+child processes: one that sees a capture fail measures nothing more (the CUDA generator keeps the failed
+capture's state), and the next operator starts in a fresh one. On a machine without CUDA it exits with one line
+(the measurement means nothing on a CPU).
 """
 
 from __future__ import annotations

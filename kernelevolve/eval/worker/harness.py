@@ -50,7 +50,16 @@ from kernelevolve.eval.worker.host import InProcess, Remote
 from kernelevolve.eval.worker.hostload import RunQueueWait
 from kernelevolve.eval.worker.integrity import changed, fingerprint, harness_modules
 from kernelevolve.eval.worker.policy import policy_default, violations
-from kernelevolve.eval.worker.prepare import UNSEEN_SETS, LoadClock, PreparedCase, Report, describe, prepare
+from kernelevolve.eval.worker.prepare import (
+    UNSEEN_FACTOR,
+    UNSEEN_SETS,
+    UNSEEN_SLACK_MS,
+    LoadClock,
+    PreparedCase,
+    Report,
+    describe,
+    prepare,
+)
 from kernelevolve.eval.worker.series import Recorder, copy_of, measure
 from kernelevolve.eval.worker.timing import Timer, TimerConfig
 from kernelevolve.platforms import activate, for_device, get_platform
@@ -343,13 +352,6 @@ def check_timing_outputs(pc: PreparedCase, outputs: dict[int, Any], g: Guard) ->
     return ""
 
 
-# A call on contents the candidate has never seen may take this many times its timed median, plus the slack, before
-# the timed calls are judged to have reused results (a cache keyed by content survives the rotation of the sets).
-# The bound is what such a cache can gain. A CPU host shared with other processes stalls single calls for scheduler
-# slices, hence the room there; a GPU evaluates one candidate at a time and its single calls, timed by events as the
-# series is, repeat within a few per cent (scaled by the reference's own drift on the new contents, _work_drift).
-UNSEEN_FACTOR = {"host": 3.0, "device": 1.25}
-UNSEEN_SLACK_MS = {"host": 0.1, "device": 0.02}
 UNSEEN_PER_ROUND = 2  # held-back sets per round; a check takes two rounds' worth (prepare.UNSEEN_SETS)
 
 

@@ -79,6 +79,16 @@ class Trial:
 # busy host, holds back a second check's worth (a set used in the first pass has been seen by the second).
 UNSEEN_SETS = 4
 
+# A call on contents the candidate has never seen may take this many times its timed median, plus the slack, before
+# the timed calls are judged to have reused results (a cache keyed by content survives the rotation of the sets).
+# The bound is what such a cache can gain. A CPU host shared with other processes stalls single calls for scheduler
+# slices, hence the room there; a GPU evaluates one candidate at a time and its single calls, timed by events as the
+# series is, repeat within a few per cent (scaled by the reference's own drift on the new contents,
+# harness._work_drift).
+UNSEEN_FACTOR = {"host": 3.0, "device": 1.25}
+UNSEEN_SLACK_MS = {"host": 0.1, "device": 0.02}
+# The cpu target's sampled timed calls (eval/worker/sampled.py) are held to the host's bound too.
+
 
 def unseen_sets_for(device: torch.device) -> int:
     return UNSEEN_SETS * (1 if for_device(device).separate_device() else 2)

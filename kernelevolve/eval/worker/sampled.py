@@ -18,17 +18,17 @@ from typing import Any
 
 from kernelevolve.eval.worker import trees
 from kernelevolve.eval.worker.checking import CandidateFailure, Guard, check_output, explain
-from kernelevolve.eval.worker.prepare import PreparedCase
+from kernelevolve.eval.worker.prepare import UNSEEN_FACTOR, UNSEEN_SLACK_MS, PreparedCase
 from kernelevolve.eval.worker.timing import midway_iteration
 from kernelevolve.result import Status
 
 SAMPLES = 3  # timed iterations judged per pass, one in each third of the pass (before its last round of sets)
-# A sampled call (new contents) may take this many times the pass's median timed call, both by the judge's clock
-# around the request, scaled by the reference's own time on the new contents (at most MAX_WORK_DRIFT), plus the
-# slack, before the timed calls are judged to have reused results: a host that stalls one call for a scheduler
-# slice stretches one sample, while a cache keyed by contents misses on every one.
-FACTOR = 3.0
-SLACK_MS = 0.1
+# A sampled call (new contents) may take the unseen-inputs check's host bound (prepare.UNSEEN_FACTOR and
+# UNSEEN_SLACK_MS) times the pass's median timed call, both by the judge's clock around the request, scaled by the
+# reference's own time on the new contents (at most MAX_WORK_DRIFT), before the timed calls are judged to have
+# reused results: a host that stalls one call for a scheduler slice stretches one sample, while a cache keyed by
+# contents misses on every one.
+FACTOR, SLACK_MS = UNSEEN_FACTOR["host"], UNSEEN_SLACK_MS["host"]
 MAX_WORK_DRIFT = 2.0
 
 

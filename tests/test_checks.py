@@ -800,3 +800,32 @@ def test_the_samplers_places_and_a_spoiled_output():
     later = [o.clone() for o in outs]
     later[0][int(sampler.places[0][0])] = 0.0
     assert not sampler.agrees(taken, later)
+
+
+def test_a_cpu_case_is_timed_again_after_a_failed_cross_check_or_a_busy_pass_and_not_otherwise():
+    """The second timing pass (harness._second_pass): a timing cross-check failure earns one more pass (a request's
+    cost varies from pass to pass on a shared host; a forged clock fails both), as does a busy pass that passed or
+    failed the unseen-inputs check with sets never shown left; any other failure stands at once."""
+    from types import SimpleNamespace
+
+    from kernelevolve.eval.worker.checking import CandidateFailure
+    from kernelevolve.eval.worker.harness import _second_pass
+    from kernelevolve.result import Status
+
+    def failure(reason: str) -> CandidateFailure:
+        return CandidateFailure(Status.REJECTED, reason)
+
+    quiet, busy = SimpleNamespace(note=lambda: ""), SimpleNamespace(note=lambda: "its threads waited for a CPU")
+    fresh, spent = (
+        SimpleNamespace(unseen_sets=[1, 2, 3], unseen_used=2),
+        SimpleNamespace(unseen_sets=[1], unseen_used=1),
+    )
+    cross = failure("timing cross-check: the candidate's process reported 0.07 ms per call of candidate (median)")
+    assert _second_pass(spent, cross, quiet) == cross.reason
+    assert _second_pass(fresh, None, quiet) == ""
+    assert _second_pass(fresh, None, busy) == "its threads waited for a CPU"
+    unseen = failure("unseen-inputs check: calls on inputs it had not seen took 1 ms")
+    assert _second_pass(fresh, unseen, busy) == "its threads waited for a CPU"
+    assert _second_pass(spent, unseen, busy) == ""
+    assert _second_pass(fresh, unseen, quiet) == ""
+    assert _second_pass(fresh, failure("threads check: after a timed call, a thread"), busy) == ""

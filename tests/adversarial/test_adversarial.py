@@ -110,6 +110,14 @@ def host_was_busy(result) -> bool:
     return result.status is Status.INCONCLUSIVE and busy
 
 
+def contended_by_others(result) -> bool:
+    """An `ok` whose figures the judge marked unreliable because the host was contended, not by the candidate's
+    processes: such a figure ranks nothing (bench leaves it out of its figures, the search says so) and says
+    nothing of what the candidate gains."""
+    by_candidate = any(c.reliability.contention and c.reliability.contention.by_candidate for c in result.cases)
+    return result.status is Status.OK and bool(result.unreliable) and not by_candidate
+
+
 @pytest.mark.parametrize("candidate,problem,policy,status,why", EXPLOITS, ids=[e[0] for e in EXPLOITS])
 def test_exploit_is_caught_by_its_check(cpu_evaluator, candidate, problem, policy, status, why):
     result = cpu_evaluator.evaluate(
@@ -156,6 +164,8 @@ def test_what_reaches_for_the_judge_finds_nothing_of_it_on_the_cpu(cpu_evaluator
     or a scale and shift, at eager's speed), correct and not faster."""
     problem = SCALE_SHIFT if candidate == "rebinds_case_constants.py" else RELU
     result = cpu_evaluator.evaluate(load_problem(problem), HERE / "exploits" / candidate, **FAST_TIMING)
+    if result.status is Status.INCONCLUSIVE and host_was_busy(result):
+        return  # an honest kernel on a busy host: never rejected, and not ranked either
     assert result.status is Status.OK, (result.reason, result.log_tail)
     assert result.speedup is not None and result.speedup < 2.5, result.speedup
 

@@ -10,7 +10,7 @@ import pytest
 
 from kernelevolve.problem.problem import load_problem
 from kernelevolve.result import Status
-from tests.adversarial.test_adversarial import FAST_TIMING, HERE, assert_caught, host_was_busy
+from tests.adversarial.test_adversarial import FAST_TIMING, HERE, assert_caught, contended_by_others, host_was_busy
 
 MATMUL = HERE / "problems" / "matmul_small.py"
 
@@ -21,9 +21,9 @@ def test_a_candidate_that_tells_timed_calls_apart_gains_nothing(cpu_evaluator, c
     timed. Where it can no longer tell, it either computes everywhere (about 1x) or caches everywhere, and then a
     timed call on contents never shown misses and gives the cache away."""
     result = cpu_evaluator.evaluate(load_problem(MATMUL), HERE / "exploits" / candidate, **FAST_TIMING)
-    if result.status is Status.OK:
+    if result.status is Status.OK and not contended_by_others(result):
         assert result.speedup is not None and result.speedup < 2.0, (result.speedup, result.review)
-    elif not host_was_busy(result):
+    elif result.status is not Status.OK and not host_was_busy(result):
         assert_caught(result, Status.REJECTED, "unseen-inputs check")
 
 

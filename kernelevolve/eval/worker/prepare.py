@@ -84,9 +84,12 @@ UNSEEN_SETS = 4
 # The bound is what such a cache can gain. A CPU host shared with other processes stalls single calls for scheduler
 # slices, hence the room there; a GPU evaluates one candidate at a time and its single calls, timed by events as the
 # series is, repeat within a few per cent (scaled by the reference's own drift on the new contents,
-# harness._work_drift).
+# harness._work_drift). On the host both sides of the comparison are the judge's clock around one request, so the
+# request's own cost is on both and the bound scales with the call alone: a fixed slack there (0.1 ms until issue
+# 45, class 4) was most of the bound for calls under 0.1 ms, and let a cache keyed by address on a 0.04 ms jagged
+# call pass (tests/adversarial/exploits/caches_jagged_by_pointer.py).
 UNSEEN_FACTOR = {"host": 3.0, "device": 1.25}
-UNSEEN_SLACK_MS = {"host": 0.1, "device": 0.02}
+UNSEEN_SLACK_MS = {"host": 0.0, "device": 0.02}
 # The cpu target's sampled timed calls (eval/worker/sampled.py) are held to the host's bound too.
 
 

@@ -192,7 +192,24 @@ def test_bad_variants_and_an_entry_that_fails_are_one_line(right):
     assert result.exit_code == 2 and "unknown fast" in result.output
     result = CliRunner().invoke(app, ["prove", "tests.model_entries:no_model", "--out", str(right)])
     assert result.exit_code == 2 and len(result.output.strip().splitlines()) == 1
+    result = CliRunner().invoke(app, ["prove", ENTRY, "--out", str(right), "--loss", "tests.test_model_e2e:small"])
+    assert result.exit_code == 2 and "give --train with it" in result.output
+    result = CliRunner().invoke(app, ["prove", ENTRY, "--out", str(right), "--train", "--loss", "tests.nowhere:f"])
+    assert result.exit_code == 2 and "cannot import tests.nowhere" in result.output
 
 
 def test_the_json_has_no_infinities():
     assert e2e.finite({"a": [math.inf, 1.0], "b": math.nan}) == {"a": [None, 1.0], "b": None}
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+def test_on_cuda_each_variant_is_timed_with_cuda_graphs_off_and_on(right):
+    data = e2e.prove(load(ENTRY, "cuda"), right, _options(), lambda line: None)
+    assert data["ok"] and data["graphs"] == {"on": True, "why_off": ""}
+    assert [(v["name"], v["graphs"], v["status"]) for v in data["variants"]] == [
+        ("eager", False, "ok"),
+        ("eager", True, "ok"),
+        ("swapped", False, "ok"),
+        ("swapped", True, "ok"),
+    ]

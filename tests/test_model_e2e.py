@@ -15,6 +15,7 @@ import torch
 import torch.nn as nn
 from typer.testing import CliRunner
 
+import kernelevolve
 from kernelevolve.cli import app
 from kernelevolve.kernels import write
 from kernelevolve.kernels.entry import read, render
@@ -196,6 +197,13 @@ def test_bad_variants_and_an_entry_that_fails_are_one_line(right):
     assert result.exit_code == 2 and "give --train with it" in result.output
     result = CliRunner().invoke(app, ["prove", ENTRY, "--out", str(right), "--train", "--loss", "tests.nowhere:f"])
     assert result.exit_code == 2 and "cannot import tests.nowhere" in result.output
+
+
+def test_kernels_left_registered_for_every_model_stop_the_proof(right):
+    """The original must run on ATen alone: a directory enabled globally (by the entry, or a swap that registers
+    for good) would make the baseline the swapped model."""
+    with kernelevolve.enable(right / "kernels"), pytest.raises(e2e.ProofError, match="before the swap"):
+        e2e.prove(load(ENTRY, "cpu"), right, _options(), lambda line: None)
 
 
 def test_the_json_has_no_infinities():

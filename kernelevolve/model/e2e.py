@@ -15,6 +15,7 @@ from typing import Any
 
 import torch
 
+from kernelevolve.kernels.enable import enabled
 from kernelevolve.model import e2e_check
 from kernelevolve.model.e2e_timing import Forward, Timed, batch_rows, time_all
 from kernelevolve.model.entry import LoadedModel, device_of
@@ -130,10 +131,12 @@ def prove(loaded: LoadedModel, folder: Path, options: ProofOptions, say: Callabl
     manifest = read_manifest(folder)
     rows = manifest_rows(manifest)
     notes = _manifest_notes(manifest, loaded)
+    _original_on_aten("before the swap: disable them (kernelevolve.disable()) first")
     try:
         swapped = swapped_model(loaded.model, folder).eval()
     except Exception as e:  # noqa: BLE001 - SwapError and the swap's own failures alike: one line
         raise ProofError(str(e)) from None
+    _original_on_aten("by the swap: the swapped model must register its kernels only while it runs (held())")
     device = device_of(loaded.target)
     say(f"checking outputs over {options.batches} fresh batches (the measured rule) ...")
     checks = _checks(loaded, swapped, options, device)
@@ -163,6 +166,16 @@ def prove(loaded: LoadedModel, folder: Path, options: ProofOptions, say: Callabl
         },  # fmt: skip
         "notes": notes + [n for c in checks for n in c.notes],
     }
+
+
+def _original_on_aten(when: str) -> None:
+    """The original must run on ATen alone: kernels registered for every model (by the entry, or a swap that
+    registers for good) would make the baseline the swapped model."""
+    if enabled():
+        raise ProofError(
+            f"kernels are registered for every model ({', '.join(map(repr, enabled()))}), so the original would "
+            f"run on them too; registered {when}"
+        )
 
 
 def _manifest_notes(manifest: dict[str, Any], loaded: LoadedModel) -> list[str]:

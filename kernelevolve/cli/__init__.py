@@ -8,6 +8,7 @@ from kernelevolve.cli import (  # noqa: F401 - each module registers its command
     eval_cmd,
     kb_cmd,
     model_cmd,
+    prove_cmd,
     report_cmd,
     runs_cmd,
     search_cmd,

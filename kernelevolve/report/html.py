@@ -71,7 +71,7 @@ def render(
     live: dict[str, Any] | None = None,
     plotly_src: str | None = None,
 ) -> str:
-    """page: run, bench or index. plotly_src: where the page loads plotly from (the live view, a bench folder's
+    """page: run, bench, e2e or index. plotly_src: where the page loads plotly from (the live view, a bench folder's
     shared copy); None inlines it."""
     return _env.get_template(f"{page}.html.j2").render(
         page=page,
@@ -111,6 +111,23 @@ def render_bench(data: dict[str, Any], **kw: Any) -> str:
         subtitle=f"{data['suite']} on {data['target']}",
         **kw,
     )
+
+
+def render_e2e(data: dict[str, Any], **kw: Any) -> str:
+    """The end-to-end proof's page (kernelevolve/model/e2e.py's data, as e2e.json holds it)."""
+    return render(
+        "e2e",
+        data,
+        title=f"end to end: {data['entry']} on {data['target']}",
+        heading=f"KernelEvolve · end to end {data['entry']}",
+        subtitle=f"{data['entry']} on {data['target']}",
+        **kw,
+    )
+
+
+def write_e2e_report(path: Path, data: dict[str, Any]) -> Path:
+    """The proof's page as one self-contained file (plotly inlined)."""
+    return write(path, render_e2e(data))
 
 
 def write(path: Path, text: str) -> Path:

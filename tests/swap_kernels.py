@@ -13,8 +13,10 @@ from pathlib import Path
 
 from kernelevolve.kernels.enable import source_module
 from kernelevolve.model.region_export import export_region, save_model
+from kernelevolve.model.region_file import REGIONS
 from kernelevolve.model.regions import find_regions
 from kernelevolve.model.table import Row
+from kernelevolve.store.models import Run
 from kernelevolve.store.store import Store
 from tests.aten_kernels import record_run
 from tests.model_entries import tiny
@@ -99,20 +101,27 @@ def kernel_calls() -> int:
     return source_module("ln_gelu_counter", kernel_source())._lib.ln_gelu_calls()
 
 
-def swap_dir(tmp: Path, source: str | None = None) -> tuple[Path, str]:
-    """tmp/swap: the tiny model's LayerNorm + GELU region with the kernel (2x over eager, 1.6x over the faster
-    compile, by the double), its state_dict and example inputs. Returns the folder and the region's name."""
+def region_run(tmp: Path, source: str | None = None) -> tuple[Store, Run, Row]:
+    """The tiny model's LayerNorm + GELU region as a problem under tmp, and a run of it in tmp/runs whose one
+    node is the kernel, 2x over eager and 1.6x over the faster compile (by the double); the region's table row."""
     model, args = tiny()
-    model.eval()
-    (region,) = find_regions(model, args, {}, "cpu")
+    (region,) = find_regions(model.eval(), args, {}, "cpu")
     problem = tmp / region.name / "problem.py"
     problem.parent.mkdir(parents=True)
     problem.write_text(region.source)
     store = Store(tmp / "runs")
     run = record_run(store, problem, source or kernel_source(), [2.0])
-    row = Row(region.name, region.kind, region.ops, region.signature, region.count, 1.0, 0.5)
+    row = Row(region.name, region.kind, region.ops, region.signature, region.count, 1.0, 0.5, status="ok", run=run.id)
+    return store, run, row
+
+
+def swap_dir(tmp: Path) -> tuple[Path, str]:
+    """tmp/swap: the region's file as the search exports it, the model's state_dict and example inputs. Returns
+    the folder and the region's name."""
+    store, run, row = region_run(tmp)
     folder = tmp / "swap"
-    _, entry = export_region(store, run, row, folder / "regions")
+    _, entry = export_region(store, run, row, folder / REGIONS)
     assert entry is not None
+    model, args = tiny()
     save_model(folder, model, args, {})
-    return folder, region.name
+    return folder, row.name

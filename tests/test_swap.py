@@ -6,6 +6,7 @@ falling back, torch.compile around the custom op, and directories that cannot be
 from __future__ import annotations
 
 import shutil
+from types import SimpleNamespace
 
 import pytest
 import torch
@@ -14,7 +15,7 @@ import kernelevolve
 from kernelevolve.model.region_file import INPUTS, REGIONS, STATE_DICT, read, render
 from kernelevolve.model.swap import SwapError, swap
 from tests.model_entries import Tiny, tiny
-from tests.swap_kernels import kernel_calls, kernel_source, swap_dir
+from tests.swap_kernels import kernel_calls, kernel_source, region_run, swap_dir
 
 
 @pytest.fixture(scope="module")
@@ -165,3 +166,25 @@ def test_a_directory_that_cannot_be_swapped_in_says_what_in_one_line(saved, mode
     with pytest.raises(SwapError, match=message.replace("(", r"\(")) as e:
         swap(original, bad)
     assert "\n" not in str(e.value)
+
+
+def test_the_command_writes_the_regions_that_won_and_says_what_the_swap_in_did(model, tmp_path, monkeypatch):
+    """After a search (here its run, recorded): the region that won becomes DIR/regions/<name>.py, a searched
+    region without a correct kernel none; the state_dict and inputs are saved, and the trial swap-in is said."""
+    from kernelevolve.cli import model_cmd
+    from kernelevolve.model.entry import LoadedModel
+    from kernelevolve.model.table import Row
+
+    _, run, row = region_run(tmp_path)
+    failed = Row("add_relu_32", "pointwise", [], "s", 1, 1.0, 0.1, status="failed")
+    original, x = model
+    loaded = LoadedModel("tests.model_entries:tiny", "tests.model_entries:tiny", original, (x,), {}, "cpu")
+    messages = []
+    monkeypatch.setattr(model_cmd.err, "print", lambda *a, **k: messages.append(" ".join(map(str, a))))
+    out = tmp_path / "m"
+    model_cmd._swap_dir([row, failed], out, SimpleNamespace(runs_dir=tmp_path / "runs", db=None), loaded)
+    assert (out / REGIONS / f"{row.name}.py").is_file() and not (out / REGIONS / "add_relu_32.py").exists()
+    assert "region add_relu_32: no correct kernel: not swapped in" in messages
+    assert f"swap-in: region {row.name}: swapped in at 2 place(s): node 1, 1.60x over torch.compile" in messages[1]
+    with torch.no_grad():
+        torch.testing.assert_close(swap(original, out)(x), original(x), rtol=1e-5, atol=1e-5)

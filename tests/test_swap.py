@@ -188,3 +188,30 @@ def test_the_command_writes_the_regions_that_won_and_says_what_the_swap_in_did(m
     assert f"swap-in: region {row.name}: swapped in at 2 place(s): node 1, 1.60x over torch.compile" in messages[1]
     with torch.no_grad():
         torch.testing.assert_close(swap(original, out)(x), original(x), rtol=1e-5, atol=1e-5)
+
+
+def test_operator_kernels_serve_the_swapped_forward_alone(tmp_path):
+    """DIR/kernels (here relu's C++ kernel, tests/aten_kernels.py) is enabled scoped: the swapped model's
+    forward runs it, the original model and any other code in the process keep ATen."""
+    from kernelevolve.kernels import calls
+    from kernelevolve.kernels.enable import enabled
+    from kernelevolve.kernels.entry import Entry, file_name
+    from kernelevolve.kernels.entry import render as render_entry
+    from kernelevolve.model.region_export import save_model
+    from kernelevolve.model.region_file import KERNELS
+    from tests.aten_kernels import kernel_source as aten_kernel
+
+    case = {"kernel": "node_1", "arguments": calls.pattern([torch.empty(4, 16)]), "inputs": 1}
+    entry = Entry("aten::relu", [], "cpu", [], {}, [case], {"node_1": aten_kernel("relu")})
+    (tmp_path / KERNELS).mkdir()
+    (tmp_path / KERNELS / file_name("aten::relu")).write_text(render_entry(entry))  # as the export writes it
+    torch.manual_seed(0)
+    original, x = torch.nn.Sequential(torch.nn.Linear(16, 16), torch.nn.ReLU()).eval(), torch.randn(4, 16)
+    save_model(tmp_path, original, (x,), {})
+    swapped = swap(original, tmp_path)
+    assert swapped.kernelevolve_report.operators == ["aten::relu"] and not enabled()
+    (plan,) = swapped._kernelevolve_swap.operators.plans
+    with torch.no_grad():
+        torch.testing.assert_close(swapped(x), original(x))
+        torch.relu(x)
+    assert plan.cases[0].kernel.calls == 1  # the swapped forward's relu alone

@@ -153,10 +153,10 @@ def _swap_region(
         return RegionOutcome(entry.name, False, "not in this model's graph (another model, inputs or torch version)")
     try:
         kernel = load_kernel(entry, places[0], captured, device or torch.device("cpu"))
+        op = custom_op(entry.name, kernel, places[0])
     except Exception as e:  # noqa: BLE001 - a kernel's own failure: its region keeps its nodes, the rest go on
         text = str(e).strip().splitlines()[0][:300] if str(e).strip() else ""
         return RegionOutcome(entry.name, False, f"its kernel failed at swap-in: {type(e).__name__}: {text}")
-    op = custom_op(entry.name, kernel, places[0])
     for place in places:
         substitute(captured.graph, place, op)
     case = entry.case

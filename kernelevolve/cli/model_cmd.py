@@ -42,13 +42,14 @@ from kernelevolve.cli.common import (
     plain_console,
     usage_error,
 )
+from kernelevolve.model.region_file import KERNELS, REGIONS
 from kernelevolve.store.store import Store, StoreError
 
 if TYPE_CHECKING:  # the model package imports torch: loaded when the command runs, not with the CLI
+    from kernelevolve.model.entry import LoadedModel
     from kernelevolve.model.profile import Profile
     from kernelevolve.model.table import Row
 
-KERNELS = "kernels"  # under --out: the searched operators' kernel directory, for kernelevolve.enable()
 ENTRY = typer.Argument(
     ...,
     help="MODULE:FUNCTION (FUNCTION() returns (model, example_inputs)), or recipe:NAME (kernelevolve/aten/recipes.py)",
@@ -115,7 +116,7 @@ def model_command(
     if list_only and search:
         raise usage_error("--list prints the table and writes nothing; --search extracts and searches: give one")
     tgt = (target.value if target else None) or default_target()
-    profile, rows, notes = _profiled(entry, tgt, compiled)
+    loaded, profile, rows, notes = _profiled(entry, tgt, compiled)
     picked = _picked(rows, Picking(pick, top))
     console = plain_console()
     if not as_json:
@@ -143,6 +144,7 @@ def model_command(
     )  # fmt: skip
     where = Workers(runs_dir, db, workers, devices, timeout, compile_timeout, searches)
     _search(extracted, out, how, where, tgt)
+    _swap_dir(rows, out, where, loaded)
     table = table_json(profile, rows, entry, assume)
     write_manifest(out, table, digests)
     if as_json:
@@ -151,7 +153,7 @@ def model_command(
         show(console, profile, rows, {r.name for r in picked}, assume, [])
 
 
-def _profiled(entry: str, target: str, compiled: bool) -> tuple[Profile, list[Row], list[str]]:
+def _profiled(entry: str, target: str, compiled: bool) -> tuple[LoadedModel, Profile, list[Row], list[str]]:
     """The entry's model profiled on the target, its candidates ranked, and the lines to say; one line and exit
     status 2 for an entry or a model that is wrong."""
     from kernelevolve.model.candidates import all_candidates
@@ -164,7 +166,7 @@ def _profiled(entry: str, target: str, compiled: bool) -> tuple[Profile, list[Ro
     except ModelError as e:
         raise usage_error(str(e)) from None
     rows, notes = all_candidates(loaded, profile)
-    return profile, rows, notes
+    return loaded, profile, rows, notes
 
 
 def _picked(rows: list[Row], how: Picking) -> list[Row]:
@@ -200,7 +202,7 @@ def _per_search(time_s: float | None, problems: int, searches: int) -> float | N
 
 def _search(rows: list[Row], out: Path, how: BenchOptions, where: Workers, target: str) -> None:
     """The rows' problems searched through bench's runner, most valuable first; each row gets its export's
-    measured speedup over eager (none where no correct kernel was found)."""
+    measured speedup over eager (none where no correct kernel was found), and its search's run."""
     from kernelevolve.suites.bench import BenchItem, discover
 
     found = {i.name: i for i in discover(str(out), target)}
@@ -214,6 +216,7 @@ def _search(rows: list[Row], out: Path, how: BenchOptions, where: Workers, targe
         if result is not None:
             row.status = result.status
             row.measured = result.speedup_eager if result.correct else None
+            row.run = result.run if result.correct else ""
     err.print(f"search results: {out / 'search' / 'results.md'}")
     _kernel_dir(rows, results, where, out / KERNELS)
 
@@ -221,7 +224,7 @@ def _search(rows: list[Row], out: Path, how: BenchOptions, where: Workers, targe
 def _kernel_dir(rows: list[Row], results: dict[str, Any], where: Workers, folder: Path) -> None:
     """The searched operators' kernels, each only on the cases where it beat the baseline, as a kernel directory
     (kernels/write.py): `kernelevolve.enable(folder)` then runs the unmodified model with them, ATen serving the
-    rest. Regions wait for the swap-in (docs/model.md)."""
+    rest. Regions are _swap_dir's."""
     from kernelevolve.kernels.write import export_kernel_dir
     from kernelevolve.problem.problem import ProblemError
     from kernelevolve.search.export import ExportError
@@ -245,3 +248,34 @@ def _kernel_dir(rows: list[Row], results: dict[str, Any], where: Workers, folder
         err.print("the model with them, each on the shapes where it won, ATen everywhere else (docs/aten.md)")
     else:
         err.print("no operator's kernel beat the baseline on any case: no kernel directory (ATen serves them all)")
+
+
+def _swap_dir(rows: list[Row], out: Path, where: Workers, loaded: LoadedModel) -> None:
+    """The searched regions whose kernel won at the model's shapes as region files (DIR/regions), the model's
+    state_dict and example inputs beside them, and a trial swap-in of the whole directory on the model, said
+    region by region: `kernelevolve.swap(model, DIR)` rebuilds it (docs/model.md, "Swap-in")."""
+    from kernelevolve.model.region_export import export_region, save_model
+    from kernelevolve.model.swap import SwapError, swap
+    from kernelevolve.search.export import ExportError
+
+    store = Store(where.runs_dir, where.db)
+    for row in [r for r in rows if r.kind != "operator" and r.status]:
+        run = store.get_run(row.run) if row.run else None
+        try:
+            path, entry = export_region(store, run, row, out / REGIONS) if run is not None else (None, None)
+        except (ExportError, OSError, StoreError) as e:
+            err.print(f"{row.name}: no region file: {e}")
+            continue
+        if entry is None:
+            (out / REGIONS / f"{row.name}.py").unlink(missing_ok=True)  # an earlier search's, now beaten
+            why = "no kernel beat the faster of eager and torch.compile" if row.run else "no correct kernel"
+            err.print(f"region {row.name}: {why}: not swapped in")
+    save_model(out, loaded.model, loaded.args, loaded.kwargs)
+    try:
+        swapped = swap(loaded.model, out)
+    except SwapError as e:
+        err.print(f"swap-in: {e}")
+        return
+    for line in swapped.kernelevolve_report.lines() or ["nothing to swap in: every region and operator keeps ATen"]:
+        err.print(f"swap-in: {line}")
+    err.print(f"kernelevolve.swap(model, {str(out)!r}) rebuilds the swapped model (docs/model.md, Swap-in)")

@@ -12,11 +12,13 @@ operator) never comes back into itself.
 
 from __future__ import annotations
 
+import contextlib
 import linecache
 import threading
 import types
 import warnings
-from collections.abc import Callable
+import weakref
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,6 +28,7 @@ from kernelevolve.kernels.entry import DEVICES, Entry, EntryError, read
 from kernelevolve.platforms import for_device
 
 _inside = threading.local()  # depth of kernelevolve kernels running on this thread
+_serving = threading.local()  # .handles: the scoped handles whose kernels serve calls on this thread now
 _active: list[Enabled] = []
 
 
@@ -64,11 +67,13 @@ class Plan:
 
 class Enabled:
     """A directory's kernels as registered: `disable()` lifts them (ATen serves every call again); as a context
-    manager, they are lifted on leaving the block."""
+    manager, they are lifted on leaving the block. A scoped handle's kernels serve calls only inside
+    `with handle.serving():` on that thread, and are lifted when the handle is garbage-collected too."""
 
-    def __init__(self, folder: Path, plans: list[Plan], library: Any):
+    def __init__(self, folder: Path, plans: list[Plan], library: Any, scoped: bool = False):
         self.folder = folder
         self.plans = plans
+        self.scoped = scoped
         self._library = library
 
     @property
@@ -78,7 +83,19 @@ class Enabled:
     def disable(self) -> None:
         if self in _active:
             _active.remove(self)
+        if self._library is not None:
             self._library._destroy()
+            self._library = None
+
+    @contextlib.contextmanager
+    def serving(self) -> Iterator[Enabled]:
+        """A scoped handle's kernels serve this thread's calls inside the block (nested blocks are fine)."""
+        handles = _serving.__dict__.setdefault("handles", [])
+        handles.append(self)
+        try:
+            yield self
+        finally:
+            handles.remove(self)
 
     def __enter__(self) -> Enabled:
         return self
@@ -90,8 +107,10 @@ class Enabled:
         return f"<kernelevolve kernels from {self.folder}: {', '.join(self.operators) or 'none'}>"
 
 
-def enable(kernel_dir: str | Path) -> Enabled:
-    """Register every kernel of `kernel_dir` for its ATen operator; EnableError (nothing registered) otherwise."""
+def enable(kernel_dir: str | Path, scoped: bool = False) -> Enabled:
+    """Register every kernel of `kernel_dir` for its ATen operator; EnableError (nothing registered) otherwise.
+    scoped: the kernels serve calls only inside the handle's `serving()` block (kernelevolve.swap's models use
+    this); such a handle is not lifted by `disable()` nor listed by `enabled()`, and may share operators."""
     import torch
 
     if not hasattr(torch.library, "get_kernel"):
@@ -99,8 +118,8 @@ def enable(kernel_dir: str | Path) -> Enabled:
             f"torch {torch.__version__} has no torch.library.get_kernel, which enable needs: upgrade torch"
         )
     folder = Path(kernel_dir)
-    plans = prepare(folder)
-    return _register(folder, plans)
+    plans = prepare(folder, scoped)
+    return _register(folder, plans, scoped)
 
 
 def disable(handle: Enabled | None = None) -> None:
@@ -113,8 +132,25 @@ def enabled() -> list[Enabled]:
     return list(_active)
 
 
-def prepare(folder: Path) -> list[Plan]:
-    """Read, check and load everything the directory needs, registering nothing."""
+def prepare(folder: Path, scoped: bool = False) -> list[Plan]:
+    """Read, check and load everything the directory needs, registering nothing. A scoped directory's operators
+    may also be served by other directories (see `enable`)."""
+    entries = read_entries(folder)
+    taken = {} if scoped else {op: h.folder for h in _active for op in _names(h.plans)}
+    plans = [_plan(e) for e in entries]
+    for plan in plans:
+        for name in _names([plan]):
+            if name in taken:
+                raise EnableError(
+                    f"{plan.entry.path}: {name} is already enabled from {taken[name]}: disable that first"
+                )
+            taken[name] = plan.entry.path
+    return plans
+
+
+def read_entries(folder: Path) -> list[Entry]:
+    """Every file of the directory read and checked for shape (never executed); EnableError for a missing,
+    empty, foreign or corrupt directory."""
     if not folder.is_dir():
         raise EnableError(f"{folder}: no such kernel directory (write one with `kernelevolve export RUN --kernel-dir`)")
     entries = []
@@ -131,16 +167,7 @@ def prepare(folder: Path) -> list[Plan]:
             raise EnableError(str(e)) from None
     if not entries:
         raise EnableError(f"{folder}: no kernel files in it (write them with `kernelevolve export RUN --kernel-dir`)")
-    taken = {op: h.folder for h in _active for op in _names(h.plans)}
-    plans = [_plan(e) for e in entries]
-    for plan in plans:
-        for name in _names([plan]):
-            if name in taken:
-                raise EnableError(
-                    f"{plan.entry.path}: {name} is already enabled from {taken[name]}: disable that first"
-                )
-            taken[name] = plan.entry.path
-    return plans
+    return entries
 
 
 def _names(plans: list[Plan]) -> list[str]:
@@ -213,7 +240,7 @@ def _load_kernels(entry: Entry) -> dict[str, Callable[..., Any]]:
     out = {}
     for name, source in entry.kernels.items():
         try:
-            module = _module(
+            module = source_module(
                 f"kernelevolve_kernel_{entry.operator.replace('::', '_').replace('.', '_')}_{name}", source
             )
             kernel = module.ModelNew(*entry.init_inputs)
@@ -227,7 +254,8 @@ def _load_kernels(entry: Entry) -> dict[str, Callable[..., Any]]:
     return out
 
 
-def _module(name: str, source: str) -> types.ModuleType:
+def source_module(name: str, source: str) -> types.ModuleType:
+    """A kernel's source run as a module of its own, findable by inspect (Triton reads kernels through it)."""
     # Triton's compiler reads a kernel's source through inspect, which finds it in linecache under this name.
     filename = f"<kernelevolve kernel: {name}>"
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
@@ -237,10 +265,12 @@ def _module(name: str, source: str) -> types.ModuleType:
     return module
 
 
-def _register(folder: Path, plans: list[Plan]) -> Enabled:
+def _register(folder: Path, plans: list[Plan], scoped: bool = False) -> Enabled:
     import torch
 
     library = torch.library.Library("aten", "IMPL")
+    handle = Enabled(folder, plans, library, scoped)
+    gate = _gate(weakref.ref(handle)) if scoped else None
     try:
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message="(?s).*Overriding a previously registered kernel")
@@ -248,15 +278,25 @@ def _register(folder: Path, plans: list[Plan]) -> Enabled:
                 key = plan.entry.dispatch_key
                 for op, kind in [(plan.op, ""), *plan.variants]:
                     original = torch.library.get_kernel(op, key)
-                    library.impl(_impl_name(op), _impl(plan, op, kind, original), key, with_keyset=True)
+                    library.impl(_impl_name(op), _impl(plan, op, kind, original, gate), key, with_keyset=True)
     except Exception as e:  # noqa: BLE001 - whatever torch refused, nothing stays registered
         library._destroy()
         raise EnableError(
             f"{folder}: torch refused a registration ({type(e).__name__}: {e}); nothing is enabled"
         ) from None
-    handle = Enabled(folder, plans, library)
-    _active.append(handle)
+    if not scoped:
+        _active.append(handle)
     return handle
+
+
+def _gate(ref: weakref.ref[Enabled]) -> Callable[[], bool]:
+    """Whether a scoped handle serves calls here now (a weak reference: the registered impl must not keep the
+    handle, and so its library, alive)."""
+
+    def open_() -> bool:
+        return ref() in getattr(_serving, "handles", ())
+
+    return open_
 
 
 def _impl_name(op: Any) -> str:
@@ -265,8 +305,9 @@ def _impl_name(op: Any) -> str:
     return f"{base}.{schema.overload_name}" if schema.overload_name else base
 
 
-def _impl(plan: Plan, op: Any, kind: str, original: Any) -> Callable[..., Any]:
-    """The impl registered for `op`: the proven kernel where the call fits a case, else the original kernel."""
+def _impl(plan: Plan, op: Any, kind: str, original: Any, gate: Callable[[], bool] | None) -> Callable[..., Any]:
+    """The impl registered for `op`: the proven kernel where the call fits a case (and, scoped, inside the
+    handle's block), else the original kernel."""
     schema = op._schema
     positions = [a.name for a in schema.arguments]
     # where each of the operator's arguments sits in this variant's (the identity for the operator itself)
@@ -276,7 +317,7 @@ def _impl(plan: Plan, op: Any, kind: str, original: Any) -> Callable[..., Any]:
         return original.call_boxed(keyset, *calls.as_tensors(schema, list(args)), **kwargs)
 
     def impl(keyset: Any, *args: Any, **kwargs: Any) -> Any:
-        if getattr(_inside, "depth", 0):
+        if getattr(_inside, "depth", 0) or (gate is not None and not gate()):
             return fallback(keyset, args, kwargs)
         try:
             bound = calls.bind(schema, args, kwargs)

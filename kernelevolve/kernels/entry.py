@@ -54,17 +54,7 @@ def file_name(operator: str) -> str:
 
 def read(path: Path) -> Entry:
     """The entry in `path`, checked for shape (not against torch: `enable` does that). EntryError otherwise."""
-    try:
-        tree = ast.parse(path.read_text(), filename=str(path))
-    except (OSError, UnicodeDecodeError, SyntaxError, ValueError) as e:
-        raise EntryError(f"{path}: not a readable kernel file ({type(e).__name__}: {e}); export it again") from None
-    values: dict[str, Any] = {}
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            try:
-                values[node.targets[0].id] = ast.literal_eval(node.value)
-            except ValueError:
-                continue  # not a literal: a name we read must be one, checked below
+    values = literals(path, "kernel")
     if MARKER not in values:
         raise EntryError(
             f"{path}: not a KernelEvolve kernel file (no {MARKER}); a kernel directory holds only files written "
@@ -78,6 +68,23 @@ def read(path: Path) -> Entry:
     entry = Entry(*(values[f] for f in FIELDS), path=path)
     _check(entry, path)
     return entry
+
+
+def literals(path: Path, what: str) -> dict[str, Any]:
+    """The module-level `NAME = literal` assignments of a file, read with `ast.literal_eval` (never executed);
+    EntryError where the file does not parse. A name whose value is no literal is left out."""
+    try:
+        tree = ast.parse(path.read_text(), filename=str(path))
+    except (OSError, UnicodeDecodeError, SyntaxError, ValueError) as e:
+        raise EntryError(f"{path}: not a readable {what} file ({type(e).__name__}: {e}); export it again") from None
+    values: dict[str, Any] = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            try:
+                values[node.targets[0].id] = ast.literal_eval(node.value)
+            except ValueError:
+                continue  # not a literal: a name the reader needs must be one, and it checks
+    return values
 
 
 def _check(entry: Entry, path: Path) -> None:
@@ -131,7 +138,7 @@ def render(entry: Entry) -> str:
         shape = " ".join(f"{k}={v}" for k, v in (c.get("shape") or {}).items()) or "-"
         rows.append(
             f"| {i} | {shape} | {c['kernel']} | {c.get('verdict', '?')} "
-            f"| {_x(c.get('speedup'))} | {_x(c.get('speedup_best'))} |"
+            f"| {times(c.get('speedup'))} | {times(c.get('speedup_best'))} |"
         )
     versions = ", ".join(f"{k} {v}" for k, v in sorted((ev.get("versions") or {}).items())) or "-"
     doc = (
@@ -146,20 +153,20 @@ def render(entry: Entry) -> str:
     lines = [f'"""{doc}\n"""', "", f"{MARKER} = {FORMAT}"]
     for name, value in zip(FIELDS[:-1], (entry.operator, entry.variants, entry.device, entry.init_inputs)):
         lines.append(f"{name} = {value!r}")
-    lines += [f"EVIDENCE = {_pretty(entry.evidence)}", "", "DISPATCH = ["]
+    lines += [f"EVIDENCE = {pretty_dict(entry.evidence)}", "", "DISPATCH = ["]
     lines += [textwrap.indent(pprint.pformat(c, width=116, sort_dicts=False), "    ") + "," for c in entry.dispatch]
     lines += ["]", "", "KERNELS = {"]
     for name, source in entry.kernels.items():
-        lines.append(f"    {name!r}: {_source(source)},")
+        lines.append(f"    {name!r}: {source_literal(source)},")
     lines.append("}")
     return "\n".join(lines) + "\n"
 
 
-def _pretty(value: dict[str, Any]) -> str:
+def pretty_dict(value: dict[str, Any]) -> str:
     return "{\n" + "".join(f"    {k!r}: {v!r},\n" for k, v in value.items()) + "}"
 
 
-def _source(source: str) -> str:
+def source_literal(source: str) -> str:
     """A kernel's source as a literal that reads as code: a raw triple-quoted string where it can be one."""
     for quote in ('"""', "'''"):
         if quote not in source and not source.endswith(("\\", quote[0])) and "\r" not in source:
@@ -167,5 +174,5 @@ def _source(source: str) -> str:
     return repr(source)
 
 
-def _x(v: float | None) -> str:
+def times(v: float | None) -> str:
     return f"{v:.2f}x" if v else "-"

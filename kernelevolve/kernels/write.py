@@ -34,20 +34,20 @@ def export_kernel_dir(store: Store, run: Run, folder: Path) -> tuple[Path, Entry
     evaluations = store.evaluations(run.id, correct_only=True)
     best = winners(sorted(evaluations.items()), len(cases))
     nodes = {n.id: n for n in store.nodes(run.id)}
-    dispatch, kernels, evidence = [], {}, {}
+    dispatch, kernels, found = [], {}, {}
     for i, ((shape, pattern, called), won) in enumerate(zip(cases, best)):
         if won is None:
             continue
         node, result = nodes[won[1]], evaluations[won[1]]
         name = f"node_{node.step}"
-        kernels.setdefault(name, _source(store, node))
+        kernels.setdefault(name, node_source(store, node))
         dispatch.append(_case(name, node, shape, pattern, called, result.cases[i]))
-        evidence = evidence or _evidence(run, result)
+        found = found or evidence(run, result)
     path = Path(folder) / file_name(operator)
     if not dispatch:
         return path, None
     device = PLATFORMS[run.platform].device_type if run.platform in PLATFORMS else run.platform  # rocm: "cuda"
-    entry = Entry(operator, facts["variants"], device, facts["init_inputs"], evidence, dispatch, kernels)
+    entry = Entry(operator, facts["variants"], device, facts["init_inputs"], found, dispatch, kernels)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(render(entry))
@@ -177,7 +177,7 @@ def _init_inputs(module: Any) -> list[Any]:
     return values
 
 
-def _source(store: Store, node: Node) -> str:
+def node_source(store: Store, node: Node) -> str:
     try:
         return store.read(node.kernel_path)
     except OSError as e:
@@ -190,8 +190,6 @@ def _case(
     name: str, node: Node, shape: dict[str, Any], pattern: calls.Pattern, called: dict[str, Any], c: CaseResult
 ) -> dict[str, Any]:
     """A DISPATCH entry: the call pattern, and the case's evaluation as the kernel passed it."""
-    kernel_ms, eager_ms, compile_ms = (c.timing.of(name).median_ms for name in ("candidate", "eager", "compile"))
-    best = min(t for t in (eager_ms, compile_ms) if t) if eager_ms else None
     return {
         "kernel": name,
         "node": node.step,
@@ -199,6 +197,16 @@ def _case(
         "shape": shape,
         "arguments": pattern,
         **called,
+        **case_evidence(c),
+    }
+
+
+def case_evidence(c: CaseResult) -> dict[str, Any]:
+    """A case's evaluation as a kernel file records it: the verdict, the speedups over eager and over the faster
+    of eager and torch.compile (eager alone where compile was not timed), and the times."""
+    kernel_ms, eager_ms, compile_ms = (c.timing.of(name).median_ms for name in ("candidate", "eager", "compile"))
+    best = min(t for t in (eager_ms, compile_ms) if t) if eager_ms else None
+    return {
         "verdict": f"correct ({c.accuracy.rule or 'measured'}, error ratio {c.accuracy.error_ratio:.3g})"
         if c.accuracy.error_ratio is not None
         else f"correct ({c.accuracy.rule or 'measured'})",
@@ -210,7 +218,7 @@ def _case(
     }
 
 
-def _evidence(run: Run, result: EvalResult) -> dict[str, Any]:
+def evidence(run: Run, result: EvalResult) -> dict[str, Any]:
     rules = sorted({c.accuracy.rule for c in result.cases if c.accuracy.rule})
     return {
         "run": run.id,

@@ -59,16 +59,22 @@ def find_regions(model: torch.nn.Module, args: tuple, kwargs: dict | None, targe
     to extract are left out and listed, with their reasons, by `last_skipped()`."""
     platform, device = _device(target)
     _last.skipped = []
+    graph, groups = capture_groups(model, args, kwargs)
+    regions, skipped = _extract(graph, groups, (platform, device), type(model).__name__)
+    _last.skipped = skipped
+    return sorted(regions, key=lambda r: -r.count * r.time_ms)
+
+
+def capture_groups(model: torch.nn.Module, args: tuple, kwargs: dict | None) -> tuple[CapturedGraph, list[Group]]:
+    """The model's exported graph with the values at the boundaries of its groups worth extracting, and those
+    groups (RegionError where it does not export); the swap-in (swap.py) finds its regions among them again."""
     groups: list[Group] = []
 
     def boundaries(graph: fx.Graph, weights: set[fx.Node]) -> set[fx.Node]:
         groups.extend(g for g in partition(graph, weights) if worth_extracting(g))
         return {n for g in groups for nodes in boundary(g, weights) for n in nodes}  # all a problem needs
 
-    graph = capture(model, tuple(args), dict(kwargs or {}), keep=boundaries)
-    regions, skipped = _extract(graph, groups, (platform, device), type(model).__name__)
-    _last.skipped = skipped
-    return sorted(regions, key=lambda r: -r.count * r.time_ms)
+    return capture(model, tuple(args), dict(kwargs or {}), keep=boundaries), groups
 
 
 def _device(target: str) -> tuple[Platform, torch.device]:

@@ -34,6 +34,7 @@ class Row:
     problem: str = ""  # the problem file it became, once written
     measured: float | None = None  # after a search: its export's speedup over eager (None: no correct kernel)
     status: str = ""  # after a search: the search's row status
+    run: str = ""  # after a search that found a correct kernel: its run (the swap-in's region files read it)
     call: dict[str, Any] | None = field(default=None, repr=False)  # an operator row's call spec (the problem's)
     source: str = field(default="", repr=False)  # a region's problem file
 

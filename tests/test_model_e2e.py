@@ -21,7 +21,8 @@ from kernelevolve.kernels import write
 from kernelevolve.kernels.entry import read, render
 from kernelevolve.model import e2e, e2e_timing
 from kernelevolve.model.entry import load
-from kernelevolve.model.swapped import EnabledModel, swapped_model
+from kernelevolve.model.region_export import save_model
+from kernelevolve.model.swapped import report_of, swapped_model
 from kernelevolve.model.table import amdahl
 from kernelevolve.store.store import Store
 from tests.aten_kernels import PROBLEMS, record_run
@@ -63,7 +64,8 @@ ROWS = [  # as `kernelevolve model --search` writes them: relu won and is in DIR
 
 @pytest.fixture(scope="module")
 def right(tmp_path_factory):
-    """DIR as `kernelevolve model --search` leaves it: model.json and kernels/ (the relu kernel, exported once)."""
+    """DIR as `kernelevolve model --search` leaves it: model.json, kernels/ (the relu kernel, exported once), the
+    model's state_dict and example inputs."""
     tmp = tmp_path_factory.mktemp("right")
     store, folder = Store(tmp / "runs"), tmp / "m"
     with pytest.MonkeyPatch.context() as patch:  # the fixture problem read in this process, not a worker's (seconds)
@@ -71,6 +73,8 @@ def right(tmp_path_factory):
         write.export_kernel_dir(store, record_run(store, PROBLEMS / "relu.py", RIGHT, [2.0]), folder / "kernels")
     manifest = {"entry": ENTRY, "target": "cpu", "forward": {"operators_ms": 1.0, "eager_ms": 1.0}, "rows": ROWS}
     (folder / "model.json").write_text(json.dumps(manifest))
+    model, args = small()
+    save_model(folder, model, args, {})
     return folder
 
 
@@ -92,25 +96,23 @@ def _options(**kw):
 def test_the_swapped_model_keeps_the_original_s_names_and_runs_its_kernels_only_inside(right):
     loaded = load(ENTRY, "cpu")
     swapped = swapped_model(loaded.model, right)
-    assert isinstance(swapped, EnabledModel)
     assert list(swapped.state_dict()) == list(loaded.model.state_dict())
+    assert report_of(swapped).operators == ["aten::relu"]
     calls = []
-    with swapped.held():
-        for plan in swapped._handle.plans:  # count the relu kernel's calls through its dispatch
-            for case in plan.cases:
-                kernel = case.kernel
-                case.kernel = lambda *a, k=kernel: calls.append(1) or k(*a)
-        swapped(*loaded.args)
-        assert calls == [1]
+    (plan,) = swapped._kernelevolve_swap.operators.plans  # count the relu kernel's calls through its dispatch
+    for case in plan.cases:
+        kernel = case.kernel
+        case.kernel = lambda *a, k=kernel: calls.append(1) or k(*a)
+    swapped(*loaded.args)
     loaded.model(*loaded.args)
-    assert calls == [1]  # the original, outside, on ATen alone
+    assert calls == [1]  # the swapped forward's relu; the original, outside it, on ATen alone
 
 
 def test_the_proof_checks_times_and_predicts(right):
     loaded = load(ENTRY, "cpu")
     said = []
     data = e2e.prove(loaded, right, _options(train=True), said.append)
-    assert data["ok"] and data["swap"].startswith("enable() fallback")
+    assert data["ok"] and any("aten::relu" in line for line in data["swap"])
     outputs, gradients = data["checks"]
     assert [leaf["name"] for leaf in outputs["leaves"]] == ["output"] and outputs["batches"] == 2
     assert outputs["rule"].startswith("measured") and outputs["leaves"][0]["worst_ratio"] <= 1.0

@@ -19,7 +19,8 @@ from kernelevolve.kernels.enable import enabled
 from kernelevolve.model import e2e_check
 from kernelevolve.model.e2e_timing import Forward, Timed, batch_rows, time_all
 from kernelevolve.model.entry import LoadedModel, device_of
-from kernelevolve.model.swapped import KERNELS, EnabledModel, held, swap_name, swapped_model
+from kernelevolve.model.swap import SwapReport
+from kernelevolve.model.swapped import report_of, swapped_model
 from kernelevolve.model.table import Row, amdahl, counted, predicted
 
 MANIFEST = "model.json"  # written by `kernelevolve model` (model/extract.py)
@@ -62,37 +63,25 @@ def manifest_rows(manifest: dict[str, Any]) -> list[Row]:
     return [Row(**{k: v for k, v in r.items() if k in known}) for r in manifest["rows"]]
 
 
-def kernel_operators(folder: Path) -> set[str]:
-    """The operators DIR/kernels holds kernels for ('aten::relu', '.default' left off)."""
-    from kernelevolve.kernels.entry import EntryError, read
-
-    found = set()
-    for path in sorted((folder / KERNELS).glob("*.py")) if (folder / KERNELS).is_dir() else []:
-        try:
-            found.add(read(path).operator.removesuffix(".default"))
-        except EntryError:
-            continue
-    return found
-
-
-def _in_model(row: Row, operators: set[str], fallback: bool) -> bool | None:
-    """Whether the row's kernel is in the swapped model: an operator's where DIR/kernels has it; a region's
-    unknown (None) under kernelevolve.swap, which places each where it won, and never under the fallback."""
+def _in_model(row: Row, report: SwapReport) -> bool:
+    """Whether the row's kernel is in the swapped model, as the swap reports it: an operator's kernel serving the
+    swapped forward, a region's swapped in at one place or more."""
     if row.kind == "operator":
-        return any(op.removesuffix(".default") in operators for op in row.ops)
-    return False if fallback else None
+        served = {op.removesuffix(".default") for op in report.operators}
+        return any(op.removesuffix(".default") in served for op in row.ops)
+    return any(r.name == row.name and r.swapped for r in report.regions)
 
 
 def amdahl_section(
-    rows: list[Row], timed: list[Timed], operators: set[str], fallback: bool, eager_wall_ms: float | None
+    rows: list[Row], timed: list[Timed], report: SwapReport, eager_wall_ms: float | None
 ) -> dict[str, Any]:
     """Each swapped row (searched, its kernel won and is in the model) with its share, kernel speedup and
     predicted end-to-end speedup; together the table's prediction (table.predicted) and the measured gains."""
     won = [r for r in counted(rows) if r.measured and r.measured > 1.0]
-    swapped = [r for r in won if _in_model(r, operators, fallback) is not False]
+    swapped = [r for r in won if _in_model(r, report)]
     listed = [
         {"name": r.name, "kind": r.kind, "share": r.share, "time_ms": r.time_ms, "kernel_speedup": r.measured,
-         "predicted": amdahl(r.share, r.measured or 1.0), "in_model": _in_model(r, operators, fallback)}
+         "predicted": amdahl(r.share, r.measured or 1.0), "in_model": _in_model(r, report)}
         for r in won
     ]  # fmt: skip
     prediction = predicted(swapped)
@@ -136,15 +125,15 @@ def prove(loaded: LoadedModel, folder: Path, options: ProofOptions, say: Callabl
         swapped = swapped_model(loaded.model, folder).eval()
     except Exception as e:  # noqa: BLE001 - SwapError and the swap's own failures alike: one line
         raise ProofError(str(e)) from None
-    _original_on_aten("by the swap: the swapped model must register its kernels only while it runs (held())")
+    _original_on_aten("by the swap: the swapped model must serve its kernels in its own forward alone")
     device = device_of(loaded.target)
     say(f"checking outputs over {options.batches} fresh batches (the measured rule) ...")
     checks = _checks(loaded, swapped, options, device)
     forward = Forward(loaded.model, swapped, loaded.args, loaded.kwargs, device)
     timed, graphs_off = time_all(forward, options.variants, options.runs, say)
     eager = next((t for t in timed if t.name == "eager" and not t.graphs and t.status == "ok"), None)
-    fallback = isinstance(swapped, EnabledModel)
-    section = amdahl_section(rows, timed, kernel_operators(folder), fallback, eager.median_ms if eager else None)
+    report = report_of(swapped)
+    section = amdahl_section(rows, timed, report, eager.median_ms if eager else None)
     if not section["rows"]:
         notes.append("no searched row's kernel won in model.json: nothing is predicted to change")
     return {
@@ -153,7 +142,7 @@ def prove(loaded: LoadedModel, folder: Path, options: ProofOptions, say: Callabl
         "folder": str(folder),
         "date": time.strftime("%Y-%m-%d %H:%M"),
         "torch": torch.__version__,
-        "swap": swap_name(swapped),
+        "swap": report.lines(),
         "batch": batch_rows(loaded.args, loaded.kwargs),
         "ok": all(c.ok for c in checks),
         "checks": [{**asdict(c), "ok": c.ok} for c in checks],
@@ -196,13 +185,12 @@ def _checks(
         e2e_check.fresh_batch(loaded.args, loaded.kwargs, e2e_check.FRESH_SEED + i, device)
         for i in range(options.batches)
     ]
-    hold = lambda: held(swapped)  # noqa: E731 - the swapped model's kernels, for its own runs only
     original, candidate = e2e_check.Called(loaded.model), e2e_check.Called(swapped)
-    found = [e2e_check.compare(original, candidate, batches, "outputs", e2e_check.output_name, hold)]
+    found = [e2e_check.compare(original, candidate, batches, "outputs", e2e_check.output_name)]
     if options.train:
         loss = options.loss or e2e_check.sum_of_outputs
         original, candidate = e2e_check.Gradients(loaded.model, loss), e2e_check.Gradients(swapped, loss)
-        found.append(e2e_check.compare(original, candidate, batches[:1], "gradients", e2e_check.gradient_name, hold))
+        found.append(e2e_check.compare(original, candidate, batches[:1], "gradients", e2e_check.gradient_name))
     return found
 
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import types
 from collections.abc import Callable
-from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -142,11 +141,10 @@ def compare(
     batches: list[list[Any]],
     what: str,
     name: Callable[[tuple], str],
-    hold: Callable[[], AbstractContextManager] = nullcontext,
 ) -> Check:
     """Each batch through both modules (Called or Gradients), every leaf of the candidate's result judged against
-    the reference's by the measured rule. `name(path)` says a leaf's name; the candidate runs inside `hold()`
-    (its kernels registered), the reference and its float64 run outside it."""
+    the reference's by the measured rule. `name(path)` says a leaf's name (the swapped model's kernels serve its
+    own forward alone: the reference and its float64 run stay on ATen)."""
     first = _run(reference, batches[0])
     dtype = _floating_dtype(first)
     criterion = _criterion(dtype)
@@ -155,8 +153,7 @@ def compare(
     leaves: dict[str, LeafCheck] = {}
     for i, values in enumerate(batches):
         ref = first if i == 0 else _run(reference, values)
-        with hold():
-            out = _run(candidate, values)
+        out = _run(candidate, values)
         oracle = f64.measure(values, ref, FRESH_SEED + i)
         if isinstance(oracle, str):
             check.notes.append(f"{what}, batch {i}: no float64 run ({oracle}); judged by {criterion.rtol:g} rtol")

@@ -7,15 +7,13 @@ from __future__ import annotations
 
 import statistics
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import torch
 
 from kernelevolve.model.profile import wall_ms
-from kernelevolve.model.swapped import held
 from kernelevolve.platforms import for_device
 
 # name -> (the swapped model?, torch.compile's mode with graphs off, with graphs on; None: eager)
@@ -102,7 +100,7 @@ def time_variant(forward: Forward, name: str, graphs: bool, runs: int = TIMED_RU
     swap, modes = VARIANTS[name]
     module = forward.swapped if swap else forward.model
     try:
-        with _kernels(forward.swapped, swap), torch.no_grad():
+        with torch.no_grad():
             start = time.perf_counter()
             call = _built(module, forward, modes[graphs] if modes else None, graphs)
             wall_ms(call, forward.device, runs=1, warmups=0)  # the first call compiles
@@ -117,15 +115,6 @@ def time_variant(forward: Forward, name: str, graphs: bool, runs: int = TIMED_RU
     rows = batch_rows(forward.args, forward.kwargs)
     timed.throughput = rows / (timed.median_ms / 1000.0) if timed.median_ms > 0 else None
     return timed
-
-
-@contextmanager
-def _kernels(swapped: torch.nn.Module, on: bool) -> Iterator[None]:
-    if not on:
-        yield
-        return
-    with held(swapped):
-        yield
 
 
 def _built(module: torch.nn.Module, forward: Forward, mode: str | None, graphs: bool) -> Callable[[], Any]:

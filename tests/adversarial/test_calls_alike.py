@@ -13,6 +13,7 @@ from kernelevolve.result import Status
 from tests.adversarial.test_adversarial import FAST_TIMING, HERE, assert_caught, contended_by_others, host_was_busy
 
 MATMUL = HERE / "problems" / "matmul_small.py"
+JAGGED = HERE / "problems" / "jagged_sum_small.py"
 
 
 @pytest.mark.parametrize("candidate", ["tells_timed_calls_by_stack.py", "tells_timed_calls_by_request.py"])
@@ -51,3 +52,15 @@ def test_on_a_gpu_a_cache_for_calls_told_apart_is_caught_by_the_judges_block():
             **FAST_TIMING,
         )
     assert_caught(result, Status.REJECTED, "unseen-inputs check")
+
+
+def test_a_jagged_cache_for_the_pass_alone_is_judged_by_its_sampled_calls(cpu_evaluator):
+    """Jagged sets (input sets of differing shapes) once took no sampled calls: their contents cannot be rotated
+    between buffers, so a cache keyed by address kept every timed call right. This one tells the timing pass by
+    the order of requests, caches there alone, and lifts the unseen-inputs check's bound by sleeping on its calls on
+    seen inputs (accepted at about 10x before). A sampled timed call now writes new floating contents into the
+    iteration's own buffers, its layout (the integer offsets) kept: the cache answers it with a stale sum."""
+    result = cpu_evaluator.evaluate(
+        load_problem(JAGGED), HERE / "exploits" / "caches_jagged_in_the_pass.py", **FAST_TIMING
+    )
+    assert_caught(result, Status.INCORRECT, "timed call on contents it had not seen")

@@ -70,7 +70,9 @@ def new_floats(seen: Any, drawn: Any) -> Any | None:
         source = theirs[i].reshape(-1)
         if not theirs[i].is_floating_point() or not source.numel():
             return None
-        flat = source[torch.arange(t.numel(), device=source.device) % source.numel()].to(t.device, t.dtype)
+        if source.numel() < t.numel():
+            source = source.repeat(-(-t.numel() // source.numel()))
+        flat = source[: t.numel()].to(t.device, t.dtype)
         values[i] = flat.reshape(t.shape).sort(dim=-1).values if is_sorted(t) else flat.reshape(t.shape)
     order = iter(range(len(ours)))
     return trees.map_tensors(lambda t: values.get(next(order), t).clone(), seen)

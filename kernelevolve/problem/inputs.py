@@ -31,6 +31,12 @@ def problem_dtype(module: types.ModuleType) -> torch.dtype:
     return dtype
 
 
+def floats_redrawable(module: types.ModuleType) -> bool:
+    """Whether the problem lets its floating inputs be redrawn (INPUT_DISTRIBUTIONS not "given" alone): their values
+    then carry no invariant the layout needs, and the harness may write new ones into a set's own buffers."""
+    return any(d != "given" for d in allowed_distributions(module))
+
+
 def allowed_distributions(module: types.ModuleType) -> tuple[str, ...]:
     """The problem's INPUT_DISTRIBUTIONS (for inputs with invariants a redraw would break), else all."""
     allowed = getattr(module, "INPUT_DISTRIBUTIONS", None)
@@ -44,7 +50,8 @@ def allowed_distributions(module: types.ModuleType) -> tuple[str, ...]:
     return tuple(allowed)
 
 
-def _is_sorted(t: torch.Tensor) -> bool:
+def is_sorted(t: torch.Tensor) -> bool:
+    """Sorted along its last dimension (bucket borders, offsets): a redraw keeps it so."""
     if t.dim() < 1 or t.shape[-1] < 2 or t.numel() == 0:
         return False
     first = t.reshape(-1, t.shape[-1])[0]  # random data fails on its first row: no full pass
@@ -55,7 +62,7 @@ def _redraw(t: torch.Tensor, distribution: str, gen: torch.Generator) -> torch.T
     """Same shape and dtype from another distribution; an input sorted along its last dimension (bucket
     borders, offsets) stays sorted."""
     x = _draw(t.shape, distribution, gen)
-    if _is_sorted(t):  # on the tensor's own device: get_inputs draws on the GPU there
+    if is_sorted(t):  # on the tensor's own device: get_inputs draws on the GPU there
         x = x.sort(dim=-1).values
     return x.to(t.dtype)
 

@@ -39,7 +39,8 @@ EXPLOITS = [
     ("mutates_input.py", RELU, None, INCORRECT, "inputs check: input 0 was modified"),
     ("zeros_tiny.py", TINY, None, INCORRECT, "elements beyond the error budget"),
     ("cache_by_pointer.py", RELU, None, INCORRECT, "timing-outputs check"),
-    # Input sets of differing shapes are not rotated: the sets never timed are what a cache misses on.
+    # Input sets of differing shapes are not rotated: the sets never timed are what a cache misses on (on a GPU;
+    # on the cpu target a sampled timed call gives it away first, CPU_CATCHES).
     ("caches_jagged_by_pointer.py", JAGGED, None, REJECTED, "unseen-inputs check"),
     ("stale_result.py", RELU, None, INCORRECT, "correctness check: normal inputs"),
     ("nondeterministic.py", RELU, None, INCORRECT, "determinism check"),
@@ -58,11 +59,10 @@ EXPLOITS = [
 ]
 
 # On the cpu target a few timed calls run on contents never shown and are judged (eval/worker/sampled.py): a cache by
-# address serves them stale outputs, caught there before the timing-outputs check (which catches it on a GPU).
-CPU_CATCHES = {"cache_by_pointer.py": (INCORRECT, "the output of a timed call on contents it had not seen is wrong")}
-# Caught by the same check either way: where a held-back set's own buffers land at an address an earlier set's had
-# (its mapping gone, a second timing pass on a busy host), the cache by address answers with a stale output.
-ALSO_CAUGHT = {"caches_jagged_by_pointer.py": (INCORRECT, "unseen-inputs check: the output on inputs it had not seen")}
+# address serves them stale outputs, caught there before the timing-outputs check (which catches it on a GPU). A
+# jagged set keeps its layout there and takes new floating contents, so the cache's key (address and shape) matches.
+SAMPLED = (INCORRECT, "the output of a timed call on contents it had not seen is wrong")
+CPU_CATCHES = {"cache_by_pointer.py": SAMPLED, "caches_jagged_by_pointer.py": SAMPLED}
 
 # Exploits that reach for what the judge holds (its reference outputs, its private copy of the problem): caught
 # where the candidate shares the judge's process (GPU targets, test_adversarial_gpu.py); on the cpu target they find
@@ -124,8 +124,6 @@ def test_exploit_is_caught_by_its_check(cpu_evaluator, candidate, problem, polic
         load_problem(problem), HERE / "exploits" / candidate, require_kernel=policy, **FAST_TIMING
     )
     status, why = CPU_CATCHES.get(candidate, (status, why))
-    if candidate in ALSO_CAUGHT and result.status is ALSO_CAUGHT[candidate][0]:
-        status, why = ALSO_CAUGHT[candidate]
     assert_caught(result, status, why)
 
 

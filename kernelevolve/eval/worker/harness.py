@@ -407,19 +407,12 @@ def _work_drift(ref_ms: list[float], eager_ms: float | None) -> float:
     return min(max(min(ref_ms) / eager_ms, 1.0), MAX_WORK_DRIFT)
 
 
-def _own_buffers(pc: PreparedCase, g: Guard, k: int) -> Any:
-    """A jagged held-back set's buffers: shaped as it, zero-filled, on the timing sets' device, and handed to the
-    candidate before its contents are copied in (one set at a time: the memory plan holds no room for more)."""
-    device = trees.tensors(pc.timing_sets[0])[0].device if trees.tensors(pc.timing_sets[0]) else g.device
-    return g.host.adopt(trees.map_tensors(lambda t: torch.zeros_like(t, device=device), pc.unseen_sets[k]))
-
-
 def _unseen_round(
     timer: Timer, pc: PreparedCase, model: torch.nn.Module, g: Guard, indices: range, jagged: bool
 ) -> tuple[list[float], list[float], list[float]]:
     """One round of the unseen-inputs check: (ms of the call on each held-back set, ms of each call on seen
     inputs made just before and after them, on GPUs ms of the reference on each held-back set). jagged: each
-    held-back set goes into buffers of its own (_own_buffers), else into the first timing set's."""
+    held-back set goes into buffers of its own (sampled.own_buffers), else into the first timing set's."""
     buffers, seen = pc.timing_sets[0], pc.timing_sets[-1]
     # The new contents go in first where the seen set is another, so the call on them follows a call of the
     # candidate's as every timed call does (on a GPU a kernel's first call after other work on its inputs, the
@@ -439,7 +432,7 @@ def _unseen_round(
     unseen_ms, seen_ms, ref_ms = [], [], []
     for k in indices:
         if jagged:
-            buffers = _own_buffers(pc, g, k)
+            buffers = sampled.own_buffers(g, pc.unseen_sets[k], pc.timing_sets[0])  # one set at a time
         try:
             with torch.no_grad():
                 if early:

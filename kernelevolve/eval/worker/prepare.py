@@ -29,6 +29,7 @@ from kernelevolve.problem.inputs import (
     build_init_inputs,
     build_inputs,
     build_model,
+    floats_redrawable,
     out_of_memory,
     problem_dtype,
 )
@@ -130,6 +131,9 @@ class PreparedCase:
     fresh: Callable[[int], list[tuple[Any, Any]]] | None = None
     timed: bool = True  # False: one of the problem's CHECK_CASES, judged for correctness alone
     dtype: torch.dtype = torch.float32  # the case's floating dtype: the problem's DTYPE as the case binds it
+    # The problem lets its floating inputs be redrawn (problem/inputs.floats_redrawable): a jagged set's sampled
+    # timed call may then take new floating contents in its own buffers (eval/worker/sampled.py).
+    floats_free: bool = False
 
     def judge(self, out: Any, trial: Trial) -> Comparison:
         return self.criterion.check(out, trial.reference, oracle=trial.oracle)
@@ -235,6 +239,7 @@ def prepare(
             case, _shape_of(module, case), init, param_seed, criterion, ref_model, trials, timing_sets, notes=notes
         )
         pc.memory, pc.timed, pc.dtype = plan, timed_case, dtype
+        pc.floats_free = floats_redrawable(module)
         pc.set_budgets = _set_budgets(trials)
         pc.out_sizes, pc.ref_aliases_input, pc.min_bytes = first["out_sizes"], first["aliases"], first["min_bytes"]
         maxima = [m for m in (_max_abs(t.reference) for t in trials) if m is not None]

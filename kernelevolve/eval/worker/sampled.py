@@ -16,10 +16,13 @@ import random
 import statistics
 from typing import Any
 
+import torch
+
 from kernelevolve.eval.worker import trees
 from kernelevolve.eval.worker.checking import CandidateFailure, Guard, check_output, explain
 from kernelevolve.eval.worker.prepare import UNSEEN_FACTOR, UNSEEN_SLACK_MS, PreparedCase
 from kernelevolve.eval.worker.timing import midway_iteration
+from kernelevolve.problem.inputs import is_sorted
 from kernelevolve.result import Status
 
 SAMPLES = 3  # timed iterations judged per pass, one in each third of the pass (before its last round of sets)
@@ -30,6 +33,14 @@ SAMPLES = 3  # timed iterations judged per pass, one in each third of the pass (
 # contents misses on every one.
 FACTOR, SLACK_MS = UNSEEN_FACTOR["host"], UNSEEN_SLACK_MS["host"]
 MAX_WORK_DRIFT = 2.0
+
+
+def own_buffers(g: Guard, like: Any, near: Any) -> Any:
+    """Buffers shaped as `like`, zero-filled, on the device of `near` (a set of the case), handed to the candidate's
+    process before any contents are copied in: a jagged set's new draw, which fits no buffers it has."""
+    leaves = trees.tensors(near)
+    device = leaves[0].device if leaves else g.device
+    return g.host.adopt(trees.map_tensors(lambda t: torch.zeros_like(t, device=device), like))
 
 
 def chosen(iterations: int, sets: int, samples: int = SAMPLES) -> set[int]:
@@ -44,6 +55,29 @@ def chosen(iterations: int, sets: int, samples: int = SAMPLES) -> set[int]:
     return {pick.choice(span[s * len(span) // strata : (s + 1) * len(span) // strata]) for s in range(strata)}
 
 
+def new_floats(seen: Any, drawn: Any) -> Any | None:
+    """`seen` (a jagged set the candidate has seen) with new floating contents taken from `drawn` (a new draw of the
+    problem, of another layout), its integer leaves (offsets, lengths, indices: the layout) kept: each floating
+    leaf takes the drawn set's leaf at its place, flattened and repeated to its size, and sorted along its last
+    dimension where it was (as a redraw keeps it, problem/inputs.py). None where there is no floating leaf, or one
+    the drawn set cannot fill. For problems whose floating inputs may be redrawn (PreparedCase.floats_free)."""
+    ours, theirs = trees.tensors(seen), trees.tensors(drawn)
+    floats = [(i, t) for i, t in enumerate(ours) if t.is_floating_point() and t.numel()]
+    if len(ours) != len(theirs) or not floats:
+        return None
+    values: dict[int, torch.Tensor] = {}
+    for i, t in floats:
+        source = theirs[i].reshape(-1)
+        if not theirs[i].is_floating_point() or not source.numel():
+            return None
+        if source.numel() < t.numel():
+            source = source.repeat(-(-t.numel() // source.numel()))
+        flat = source[: t.numel()].to(t.device, t.dtype)
+        values[i] = flat.reshape(t.shape).sort(dim=-1).values if is_sorted(t) else flat.reshape(t.shape)
+    order = iter(range(len(ours)))
+    return trees.map_tensors(lambda t: values.get(next(order), t).clone(), seen)
+
+
 class TimedSampler:
     """The timer's `before` hook and the harness's after-call hook over one timing pass (time_case)."""
 
@@ -51,31 +85,43 @@ class TimedSampler:
         self.pc, self.g, self.fns = pc, g, fns
         self.picked: set[int] | None = None
         self.buffers: Any = None  # the sampled iteration's input set, holding new contents
-        self.saved: Any = None  # what it held before
+        self.saved: Any = None  # what it held before (None: buffers of their own, let go after)
         self.ref: Any = None  # the new contents' reference, till the candidate's output is judged
         self.calls: list[float] = []  # the judge's bracket around each sampled timed call (ms)
         self.eager: list[float] = []  # and around the reference's call on the same contents
 
-    def before(self, it: int, iterations: int, inputs: Any) -> None:
+    def before(self, it: int, iterations: int, inputs: Any) -> Any:
         """Puts back what the last sampled iteration overwrote (before the sets' contents rotate, where they do at
-        this iteration); on a sampled iteration writes new contents in."""
+        this iteration); on a sampled iteration writes new contents in: into the iteration's own buffers where they
+        fit (a jagged set keeps its layout and takes new floating contents, `new_floats`), else into buffers of
+        their own, returned to take the iteration's place (docs/harness.md, "Calls alike")."""
         self.restore()
         if self.picked is None:
             self.picked = chosen(iterations, len(self.pc.timing_sets))
         # A sample holds three sets' worth more (the new inputs, their reference, the contents put back): only
         # where the memory plan held back at least two sets beside the timing sets.
         if it not in self.picked or self.pc.fresh is None or len(self.pc.unseen_sets) < 2:
-            return
+            return None
         new, ref = self.pc.fresh(1)[0]
-        if not trees.same_layout([inputs, new]):  # jagged sets: the unseen-inputs check gives them own buffers
-            return
         self.g.ran("unseen_inputs")
+        if not trees.same_layout([inputs, new]) and self.pc.floats_free:
+            mixed = new_floats(inputs, new)
+            if mixed is not None:
+                with torch.no_grad():
+                    new, ref = mixed, self.pc.ref_model(*mixed)
+        if not trees.same_layout([inputs, new]):  # buffers of its own, shared before the contents are written
+            self.buffers, self.ref = own_buffers(self.g, new, inputs), ref
+            trees.copy_(self.buffers, new)
+            return self.buffers
         self.buffers, self.saved, self.ref = inputs, trees.clone(inputs), ref
         trees.copy_(inputs, new)
+        return None
 
     def restore(self) -> None:
-        if self.buffers is not None:
+        if self.buffers is not None and self.saved is not None:
             trees.copy_(self.buffers, self.saved)
+        elif self.buffers is not None:
+            self.g.host.forget(self.buffers)
         self.buffers = self.saved = self.ref = None
 
     def after(self, name: str) -> None:

@@ -69,7 +69,7 @@ def measure(
     after_call: Callable[[str], None],
     midway: Callable[[], None],
     copy: Fn | None = None,
-    before: Callable[[int, int, list[Any]], None] | None = None,
+    before: Callable[[int, int, list[Any]], list[Any] | None] | None = None,
 ) -> tuple[dict[str, TimingStats], Callable[[], tuple[dict, dict]]]:
     """The interleaved series (with copy, a device copy of the case's minimum bytes beside them); returns its
     stats and a function that then takes the host-clock and CUDA-graph figures (after whatever the caller checks

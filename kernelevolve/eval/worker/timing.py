@@ -104,11 +104,12 @@ class Timer:
         input_sets: list[list[Any]],
         after_call: Hook | None = None,
         midway: Callable[[], None] | None = None,
-        before: Callable[[int, int, list[Any]], None] | None = None,
+        before: Callable[[int, int, list[Any]], list[Any] | None] | None = None,
     ) -> dict[str, TimingStats]:
         """Round-robin over the functions (order rotated each iteration) and the input sets. before (host clock
         only): called with (iteration, iterations, its input set) at the start of each iteration, before `midway`
-        and the calls, outside every bracket (eval/worker/sampled.py)."""
+        and the calls, outside every bracket; an input set it returns takes the iteration's place for its calls
+        (eval/worker/sampled.py)."""
         names = list(fns)
         per_iter_s = self._warm_up(fns, input_sets)
         cfg = self.config
@@ -122,8 +123,8 @@ class Timer:
         faults: dict[str, list[int]] = {n: [] for n in names}
         for it in range(iters):
             inputs = input_sets[it % len(input_sets)]
-            if before is not None:
-                before(it, iters, inputs)
+            if before is not None and (swapped := before(it, iters, inputs)) is not None:
+                inputs = swapped
             if it == half:
                 midway()
             for name in _rotations(names, it):

@@ -2,7 +2,10 @@
 device time over an empty kernel's launch, on a CUDA device. `kernelevolve aten generate` drops an operator whose
 ratio is under 1.3 at every traced shape; it reads this script's output.
 
-    python benchmarks/aten_launch_cost.py --suite suites/aten --out suites/aten/launch_cost.json
+    python benchmarks/aten_launch_cost.py --suite suites/aten --out suites/aten/launch_cost.json [--missing]
+
+With --missing, only the problems whose operator the file at --out lacks are measured, and their ratios are added
+to it (each ratio is against the empty launch measured in its own run).
 
 Each timing is the median over CUDA-graph replays of REPEAT back-to-back calls (launch overhead included, as a
 model would pay it) divided by REPEAT; the empty kernel is timed the same way. The operators are measured in
@@ -131,12 +134,15 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--suite", type=Path, default=ROOT / "suites" / "aten")
     parser.add_argument("--out", type=Path, default=ROOT / "suites" / "aten" / "launch_cost.json")
+    parser.add_argument("--missing", action="store_true", help="measure only the operators --out lacks, and add them")
     parser.add_argument("--child-from", type=int, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if not torch.cuda.is_available():
         print("aten_launch_cost.py: no CUDA device; the launch-cost filter is measured on a GPU", file=sys.stderr)
         return 2
     problems = sorted(args.suite.glob("*/problem.py"))
+    before = json.loads(args.out.read_text()) if args.missing and args.out.exists() else {"operators": {}}
+    problems = [p for p in problems if f"aten::{p.parent.name}" not in before["operators"]]
     if args.child_from is not None:
         return measure_from(problems, args.child_from)
     empty, operators, failed = measure_all(problems)
@@ -144,7 +150,7 @@ def main() -> int:
         "device": torch.cuda.get_device_name(),
         "torch": torch.__version__,
         "empty_launch_ms": empty,
-        "operators": operators,
+        "operators": {**before["operators"], **operators},
         "failed": failed,
     }
     args.out.write_text(json.dumps(report, indent=1) + "\n")

@@ -172,3 +172,11 @@ def markdown(out: dict[str, Any]) -> str:
         if part in out:
             lines += ["", *render(out[part])]
     return "\n".join(lines)
+
+
+if __name__ == "__main__":  # the table of a run's JSON, e.g. one cut short by its time limit
+    import json
+    import sys
+    from pathlib import Path
+
+    print(markdown(json.loads(Path(sys.argv[1]).read_text())))

@@ -27,6 +27,7 @@ import os
 import platform
 import random
 import statistics
+import subprocess
 import sys
 import threading
 import time
@@ -42,6 +43,7 @@ import scale_records  # noqa: E402
 
 from kernelevolve.eval.evaluator import Evaluator, evaluators  # noqa: E402
 from kernelevolve.eval.service.pool import SharedPool  # noqa: E402
+from kernelevolve.platforms import get_platform  # noqa: E402
 from kernelevolve.problem.candidate import detect_languages  # noqa: E402
 from kernelevolve.problem.problem import load_problem  # noqa: E402
 
@@ -235,7 +237,13 @@ def header(target: str) -> dict[str, Any]:
         versions["triton"] = triton.__version__
     except ImportError:
         pass
-    gpu = torch.cuda.get_device_name(0) if target == "cuda" and torch.cuda.is_available() else "none"
+    gpu = "none"
+    if target == "cuda":  # from nvidia-smi: a CUDA context in this process would hold memory beside each evaluation
+        query = ["nvidia-smi", "--query-gpu=name", "--format=csv,noheader", "-i", "0"]
+        try:
+            gpu = subprocess.run(query, capture_output=True, text=True, check=False).stdout.strip() or "unknown"
+        except OSError:
+            gpu = "unknown (no nvidia-smi)"
     return {
         "date": time.strftime("%Y-%m-%d %H:%M"),
         "machine": f"{platform.node()}, {os.cpu_count()} cores, GPU {gpu}, load {os.getloadavg()[0]:.1f} at start",
@@ -254,6 +262,8 @@ def main(argv: list[str] | None = None) -> int:
     for name in SIZES["cuda"]:
         parser.add_argument(f"--{name.replace('_', '-')}", type=type(SIZES["cuda"][name]), default=None)
     args = parser.parse_args(argv)
+    if not get_platform(args.target).present():
+        parser.error(f"--target {args.target}: this machine has no such device; --target cpu runs the same steps")
     sizes = {k: v if getattr(args, k) is None else getattr(args, k) for k, v in SIZES[args.target].items()}
     kernels = CUDA if args.target == "cuda" else CPU
     out = {**header(args.target), "sizes": sizes, "seconds": args.seconds}

@@ -44,6 +44,15 @@ def test_scale_device_runs_every_part_on_the_cpu_without_ray(tmp_path, capsys):
     assert "## Busy share" in table and "## Compiles beside the GPU" in table and "| 4 | 1 |" in table
 
 
+def test_scale_device_on_a_machine_without_the_gpu_says_so_in_one_line(tmp_path, capsys):
+    scale_device = load("scale_device")
+    if scale_device.get_platform("cuda").present():
+        pytest.skip("this machine has a CUDA GPU")
+    with pytest.raises(SystemExit):
+        scale_device.main(["--out", str(tmp_path / "s.json")])
+    assert "--target cuda: this machine has no such device; --target cpu runs" in capsys.readouterr().err
+
+
 def evaluation(candidate: str, started: float, ended: float, queue_wait: float = 0.0, load: float = 0.1) -> dict:
     return {"kind": "evaluation", "candidate": candidate, "languages": "cuda", "status": "ok", "started": started,
             "ended": ended, "device_s": ended - started, "queue_wait": queue_wait, "compile_load": load,

@@ -113,10 +113,10 @@ def _rate_lines(rate: dict[str, Any]) -> list[str]:
     return [
         f"## Evaluations per minute ({rate['candidate']}, asked at once)",
         "",
-        "| repeats | median | device s per evaluation (median) |",
-        "| --- | --- | --- |",
+        "| repeats | median | device s per evaluation (median) | statuses |",
+        "| --- | --- | --- | --- |",
         f"| {', '.join(map(str, rate['per_minute']))} | {statistics.median(rate['per_minute']):.1f} "
-        f"| {rate['device_s_median']:.2f} |",
+        f"| {rate['device_s_median']:.2f} | {', '.join(sorted({e['status'] for e in rate['evaluations']}))} |",
     ]
 
 
@@ -170,7 +170,9 @@ def markdown(out: dict[str, Any]) -> str:
     for part, render in (("rate", _rate_lines), ("busy", _busy_lines), ("per_eval", _per_eval_lines),
                          ("builds", _builds_lines)):  # fmt: skip
         if part in out:
-            lines += ["", *render(out[part])]
+            lines += (
+                ["", f"## {part}: failed: {out[part]['failed']}"] if "failed" in out[part] else ["", *render(out[part])]
+            )
     return "\n".join(lines)
 
 

@@ -85,3 +85,8 @@ def test_busy_share_over_the_wall_and_from_the_first_evaluation():
     assert records.busy([], 1.0)["share"] == 0.0
     rows = records.devices_model({"p": {"device_s": [4.0, 6.0, 5.0]}, "none": {"device_s": []}}, model_s=5.0)
     assert len(rows) == 2 * 3 and rows[0]["eval_s"] == 5.0 and rows[0]["devices"][0] == pytest.approx((12.0, 1.0))
+    header = {"date": "d", "machine": "m", "versions": {}, "target": "cuda"}
+    text = records.markdown(
+        {**header, "rate": {"failed": "AssertionError: x"}, "per_eval": {"problems": {}, "model": rows}}
+    )
+    assert "## rate: failed: AssertionError: x" in text and "| p | 5.0 | 5 | 1 | 12.0 (100%) |" in text

@@ -5,6 +5,8 @@ after a delay, and a model of N devices.
 On a CPU machine (CI's kind) it starts a local Ray cluster declaring logical GPUs; the busy-share searches evaluate
 with a double that sleeps like an evaluation (`--eval-s`) and a model double that sleeps like an API
 (`--model-s`). Usage: python benchmarks/scale.py --out docs/benchmarks/data/scale.json [--repeats 3]
+The one-GPU part (no Ray: the local pool) is benchmarks/scale_device.py, which uses the helpers here; so Ray is
+imported by `main` only.
 """
 
 from __future__ import annotations
@@ -17,24 +19,21 @@ import random
 import statistics
 import sys
 import tempfile
-import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-import ray  # noqa: E402
-import ray.cloudpickle  # noqa: E402
-
 import tests.ray_doubles  # noqa: E402
 from kernelevolve.eval.evaluator import Evaluator  # noqa: E402
 from kernelevolve.eval.service.pool import SharedPool  # noqa: E402
-from kernelevolve.eval.service.ray_pool import NAMESPACE, RayPool  # noqa: E402
 from kernelevolve.eval.wire import EvalOptions  # noqa: E402
 from kernelevolve.operators.base import Proposal  # noqa: E402
-from kernelevolve.problem.problem import load_problem, source_hash  # noqa: E402
+from kernelevolve.problem.problem import Problem, load_problem, source_hash  # noqa: E402
+from kernelevolve.result import EvalResult  # noqa: E402
 from kernelevolve.search import session  # noqa: E402
 from kernelevolve.search.session import Limits, RunSpec  # noqa: E402
 from kernelevolve.store.store import Store  # noqa: E402
@@ -46,16 +45,26 @@ RELU_OK = ROOT / "tests" / "fixtures" / "candidates" / "relu_ok.py"
 TRANSPOSE = ROOT / "tests" / "fixtures" / "transpose.py"
 
 
-def per_minute(pool: SharedPool, evaluations: int) -> float:
-    """Real CPU evaluations of one small kernel, all asked at once, on the pool's devices."""
-    problem = load_problem(RELU)
+def at_once(
+    pool: SharedPool, problem: Problem, candidate: Path, evaluations: int, strict: bool = True
+) -> tuple[float, list[EvalResult]]:
+    """The same candidate asked `evaluations` times at once on the pool's devices: the wall, and the results.
+    Without the torch.compile baseline, as a search's nodes (session.compile_in_search). strict: a crash or a
+    timeout is an AssertionError (else the caller reads the statuses)."""
     lanes = pool.lanes(evaluations)
+    options = EvalOptions(trials=1, compile_baseline=False)
     t0 = time.monotonic()
     with ThreadPoolExecutor(evaluations) as threads:
-        results = list(threads.map(lambda lane: lane.evaluate(problem, RELU_OK, EvalOptions(trials=1)), lanes))
+        results = list(threads.map(lambda lane: lane.evaluate(problem, candidate, options), lanes))
     failed = [r.reason for r in results if r.status.value in ("crashed", "timeout", "harness_limit")]
-    assert not failed, failed  # a verdict either way is an evaluation; a crash or timeout is not
-    return 60.0 * evaluations / (time.monotonic() - t0)
+    assert not (strict and failed), failed  # a verdict either way is an evaluation; a crash or timeout is not
+    return time.monotonic() - t0, results
+
+
+def per_minute(pool: SharedPool, evaluations: int) -> float:
+    """Real CPU evaluations of one small kernel, all asked at once, on the pool's devices."""
+    wall, _ = at_once(pool, load_problem(RELU), RELU_OK, evaluations)
+    return 60.0 * evaluations / wall
 
 
 def dispatch(pool: SharedPool, evaluations: int) -> list[float]:
@@ -67,17 +76,23 @@ def dispatch(pool: SharedPool, evaluations: int) -> list[float]:
     return [lane.evaluate(problem, path).stages["ray_dispatch"] for _ in range(evaluations)]
 
 
+def variant_double(rng: random.Random) -> str:
+    """A new kernel double each time (a comment alone hashes as the same kernel)."""
+    return kernel(32, extra=f"VARIANT = {rng.random()!r}")
+
+
 class SlowModel:
-    """An LLM operator double that answers after `delay_s`, a new kernel each time (an API's latency)."""
+    """An LLM operator double that answers after `delay_s` with `variant(rng)`, a new kernel each time (an API's
+    latency)."""
 
     name = "llm"
 
-    def __init__(self, delay_s: float, seed: int):
-        self.delay_s, self.cost, self.rng = delay_s, 0.0, random.Random(seed)
+    def __init__(self, delay_s: float, seed: int, variant: Callable[[random.Random], str] = variant_double):
+        self.delay_s, self.cost, self.rng, self.variant = delay_s, 0.0, random.Random(seed), variant
 
     def propose(self, request):
         time.sleep(self.delay_s)
-        source = kernel(32, extra=f"VARIANT = {self.rng.random()!r}")  # a comment alone hashes as the same kernel
+        source = self.variant(self.rng)
         return Proposal("llm" if request.parents else "llm-draft", request.parents[:1], source, source_hash(source))
 
     def feedback(self, proposal, result):
@@ -87,29 +102,35 @@ class SlowModel:
         return ""
 
 
-def busy_share(pool: SharedPool, searches: int, budget: int, model_s: float, eval_s: float) -> float:
-    """Searches at once, each with its model double, on one device: the share of the wall the device evaluated."""
-    runs = Path(tempfile.mkdtemp())
-    seed = runs / "seed.py"
-    seed.write_text(kernel(32, tunable=False))
-    store = Store(runs)
-    busy, lock = [0.0], threading.Lock()
+def searches_at_once(
+    pool: SharedPool, searches: int, budget: int, problem: Path, seed: Path, model: Callable[[int], SlowModel], **spec
+) -> tuple[float, Store, list[int]]:
+    """`searches` searches at once on one pool, each with its model double `model(i)`: the wall, the store and
+    the runs. spec: RunSpec's other fields (target, ...)."""
+    store = Store(Path(tempfile.mkdtemp()))
+    runs: list[int] = []
 
     def one(i: int) -> None:
-        spec = RunSpec(TRANSPOSE, seed, trials=1, rng_seed=i, llm=("double:x",), tag=f"s{i}")
-        opened = session.open_run(store, spec, Limits(budget=budget))
-        model = SlowModel(model_s, i)
-        driver = session.build_driver(opened, pool.lanes(), llm=model, draft_steps=budget, warm_start=False)
+        run_spec = RunSpec(problem, seed, trials=1, rng_seed=i, llm=("double:x",), tag=f"s{i}", **spec)
+        opened = session.open_run(store, run_spec, Limits(budget=budget))
+        driver = session.build_driver(opened, pool.lanes(), llm=model(i), draft_steps=budget, warm_start=False)
         driver.run_search()
-        stages = [store.evaluation(n.id).stages for n in store.nodes(opened.run.id)]
-        with lock:  # the device's own account of each evaluation's start and end
-            busy[0] += sum(s["ended"] - s["started"] for s in stages if "ended" in s)
+        runs.append(opened.run.id)
 
     t0 = time.monotonic()
     with ThreadPoolExecutor(searches) as threads:
         list(threads.map(one, range(searches)))
-    wall = time.monotonic() - t0
-    return min(1.0, busy[0] / wall), wall
+    return time.monotonic() - t0, store, runs
+
+
+def busy_share(pool: SharedPool, searches: int, budget: int, model_s: float) -> tuple[float, float]:
+    """Searches at once, each with its model double, on one device: the share of the wall the device evaluated."""
+    seed = Path(tempfile.mkdtemp()) / "seed.py"
+    seed.write_text(kernel(32, tunable=False))
+    wall, store, runs = searches_at_once(pool, searches, budget, TRANSPOSE, seed, lambda i: SlowModel(model_s, i))
+    stages = [store.evaluation(n.id).stages for run in runs for n in store.nodes(run)]
+    busy = sum(s["ended"] - s["started"] for s in stages if "ended" in s)  # the device's own account
+    return min(1.0, busy / wall), wall
 
 
 def model(devices: int, searches: int, model_s: float, eval_s: float) -> tuple[float, float]:
@@ -130,6 +151,11 @@ def main() -> None:
     parser.add_argument("--model-s", type=float, default=1.0)
     parser.add_argument("--eval-s", type=float, default=0.25)
     args = parser.parse_args()
+    import ray
+    import ray.cloudpickle
+
+    from kernelevolve.eval.service.ray_pool import NAMESPACE, RayPool
+
     ray.cloudpickle.register_pickle_by_value(tests.ray_doubles)
     ray.init(address="local", num_cpus=4, num_gpus=2, include_dashboard=False, namespace=NAMESPACE,
              log_to_driver=False)  # fmt: skip
@@ -164,7 +190,7 @@ def main() -> None:
                     pool = RayPool("cpu", actors=1, num_gpus=1, name="busy", factory=SlowRule, delay_s=args.eval_s)
                 else:
                     pool = SharedPool([SlowRule("cpu", delay_s=args.eval_s)])
-                share, wall = busy_share(pool, searches, 12, args.model_s, args.eval_s)
+                share, wall = busy_share(pool, searches, 12, args.model_s)
                 shares.setdefault(f"{kind} {searches}", []).append([round(share, 3), round(wall, 2)])
                 pool.close()
     out["busy_share"] = shares

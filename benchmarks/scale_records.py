@@ -6,9 +6,13 @@ table. Pure functions of plain data, so tests/test_benchmarks.py checks them wit
 from __future__ import annotations
 
 import statistics
+import sys
+from pathlib import Path
 from typing import Any
 
-import scale
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # its sibling scale.py, however this file was loaded
+
+import scale  # noqa: E402
 
 BUILD_WAIT_S = 5.0  # a candidate's load beyond this is a build on the device, not a cached extension's load
 QUEUED_S = 0.05  # a queue wait shorter than this is the pool's hand-over, not work that waited

@@ -12,6 +12,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -118,11 +119,24 @@ def test_llm_drafts_first_then_refines_and_duplicates_make_no_node(tmp_path, see
 
 
 @pytest.mark.parametrize("target", ["cuda", "cpu"])
-def test_extensions_of_waiting_candidates_build_beside_the_running_evaluation_on_a_gpu(tmp_path, seed, target):
-    """On the H200 a model's CUDA drafts spent 60 s each on nvcc, one after another, with the GPU idle: a draft
-    waiting for the evaluator now has its extension built meanwhile (GPU targets; on the cpu target a build would
-    take the cores being timed)."""
-    evaluator = RuleEvaluator(target=target, delay_s=0.2)
+def test_extensions_are_built_before_their_evaluation_takes_a_gpu(tmp_path, seed, target):
+    """On the H200 a model's CUDA drafts spent 60 s each on nvcc, one after another, with the GPU idle; and a
+    build still running when the device came free held the device while other evaluations waited. Every draft
+    that builds an extension now has it built first (the pool's builder), and only then takes a device (GPU
+    targets; on the cpu target a build would take the cores being timed)."""
+    order: list[tuple[str, str]] = []
+
+    class Recording(RuleEvaluator):
+        def evaluate(self, problem, candidate, options=None, /, **kw):
+            order.append(("evaluate", Path(candidate).read_text()))
+            return super().evaluate(problem, candidate, options, **kw)
+
+        def prebuild(self, problem, candidate):
+            built = super().prebuild(problem, candidate)
+            order.append(("built", Path(candidate).read_text()))
+            return built
+
+    evaluator = Recording(target=target, delay_s=0.2)
     extension = (
         "from torch.utils.cpp_extension import load_inline\nEXT = load_inline('k', cpp_sources='', cuda_sources='')"
     )
@@ -132,9 +146,10 @@ def test_extensions_of_waiting_candidates_build_beside_the_running_evaluation_on
     if target == "cpu":
         assert evaluator.prebuilt == []
         return
-    # the three that build an extension and waited for the evaluator; the plain Python one is never prebuilt
-    assert evaluator.prebuilt and all(extension in s for s in evaluator.prebuilt)
-    assert set(evaluator.prebuilt) <= set(evaluator.evaluated) and len(evaluator.prebuilt) >= 2
+    built = {s for s in evaluator.evaluated if extension in s}  # (one evaluated twice: about to be the best)
+    assert len(built) == 3 and sorted(evaluator.prebuilt) == sorted(built)  # once each; the plain one never
+    for source in built:  # each evaluation came after its build
+        assert order.index(("built", source)) < order.index(("evaluate", source))
 
 
 def test_the_cost_budget_stops_the_search(tmp_path, seed):

@@ -68,7 +68,7 @@ async def in_daemon_thread(fn: Callable, *args: object) -> object:
 # timing check failed) is evaluated again later in the run, at most this often (result.RETRIED_STATUSES).
 MACHINE_RETRIES = 2
 RETRIED_AS = {Status.HARNESS_LIMIT: "a harness_limit", Status.INCONCLUSIVE: "an inconclusive result"}
-MAX_PREBUILDS = 4  # extension builds beside the running evaluation (GPU targets; eval/evaluator.py's prebuild)
+MAX_PREBUILDS = 4  # extension builds at once before their evaluations (GPU targets; eval/evaluator.py's prebuild)
 # Failures a debug step may be given, least promising first (a wrong value ran, a compile error did not), and how
 # many failures in a row a lineage may hold before it is given up.
 DEBUGGABLE = ("compile_error", "rejected", "runtime_error", "incorrect")
@@ -206,7 +206,7 @@ class Driver:
         self.progress = Progress(budget=config.budget, time_s=config.time_s)
         self._tasks: set[asyncio.Task] = set()
         self._waiting: dict[int, tuple[str, float]] = {}  # what each step in flight waits for, since when
-        self._prebuilds: set[asyncio.Task] = set()  # extension builds beside the running evaluation
+        self._builds = asyncio.Semaphore(MAX_PREBUILDS)  # extension builds before their evaluations take a device
         self._environment: dict[str, str] | None = None  # what a reused result must have been judged under
         self._ids = itertools.count()
         self._started = time.monotonic()
@@ -478,9 +478,8 @@ class Driver:
         self._pending.mkdir(parents=True, exist_ok=True)
         path = self._pending / f"{proposal.source_hash}.py"
         path.write_text(proposal.source)
-        if free.empty():  # every evaluator busy: its extensions can build meanwhile
-            self._prebuild(proposal)
         t0 = time.monotonic()
+        await self._prebuild(proposal)  # GPU targets: a device is taken only once the extensions are built
         try:
             result = await self._evaluate_once(path, free)
             for attempt in range(1, MACHINE_RETRIES + 1):
@@ -520,30 +519,26 @@ class Driver:
             self._environment = environment.of(self.evaluators[0].platform)
         return environment.matches(result.versions, result.device, self._environment)
 
-    def _prebuild(self, proposal: Proposal) -> None:
-        """A candidate that builds a C++/CUDA extension and waits for an evaluator has it built beside the running
-        evaluation (at most MAX_PREBUILDS at once), so its own evaluation loads it instead of spending a minute
-        of device time on nvcc. GPU targets only: on the cpu target a build would take the cores being timed."""
+    async def _prebuild(self, proposal: Proposal) -> None:
+        """A candidate that builds a C++/CUDA extension has it built before its evaluation takes a device (at most
+        MAX_PREBUILDS builds at once, on the pool's builder: CPU workers on a cluster), so no device waits on nvcc
+        while other evaluations are queued; its evaluation then loads the build. GPU targets only: on the cpu target
+        a build would take the cores being timed. A failed build only means the evaluation builds it and says why."""
         evaluator = self.evaluators[0]
         builds = {"cpp", "cuda"} & set(detect_languages(proposal.source or ""))
         if not evaluator.platform.separate_device() or not builds:
             return
-        if len(self._prebuilds) >= MAX_PREBUILDS:
-            return
         copy = self._pending / f"{proposal.source_hash}.prebuild.py"
         copy.write_text(proposal.source or "")
-
-        async def build() -> None:
-            try:
+        self._waiting[key := next(self._ids)] = ("its extensions' build", time.monotonic())
+        try:
+            async with self._builds:
                 await in_daemon_thread(evaluator.prebuild, self.problem, copy)
-            except Exception:  # noqa: BLE001 - a failed prebuild only means the evaluation builds it itself
-                pass
-            finally:
-                copy.unlink(missing_ok=True)
-
-        task = asyncio.create_task(build())
-        self._prebuilds.add(task)
-        task.add_done_callback(self._prebuilds.discard)
+        except Exception:  # noqa: BLE001 - the evaluation builds it itself, and its result says what failed
+            pass
+        finally:
+            del self._waiting[key]
+            copy.unlink(missing_ok=True)
 
     def _would_be_best(self, result: EvalResult) -> bool:
         best = self.graph.best()

@@ -180,3 +180,27 @@ def test_the_launch_cost_benchmark_needs_a_gpu(monkeypatch, capsys):
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     monkeypatch.setattr("sys.argv", ["aten_launch_cost.py"])
     assert bench.main() == 2 and "no CUDA device" in capsys.readouterr().err
+
+
+def test_the_launch_cost_file_leaves_out_operators_with_no_gpu_kernel(tmp_path):
+    """An operator the launch-cost run could not call on its GPU (ATen implements it on the CPU alone) is no problem
+    of a suite timed on GPUs; one that failed otherwise (a capture) is not excluded for it."""
+    from kernelevolve.aten.generate import launch_filter
+
+    path = tmp_path / "launch_cost.json"
+    path.write_text(
+        json.dumps(
+            {
+                "device": "a GPU",
+                "operators": {"aten::relu.default": {"ratios": [1.1, 4.0]}},
+                "failed": {
+                    "cpu_only.default": "NotImplementedError: Could not run 'aten::cpu_only' with arguments from the "
+                    "'CUDA' backend.",
+                    "captured.default": "RuntimeError: operation not permitted when stream is capturing",
+                },
+            }
+        )
+    )
+    ratios, no_kernel, line = launch_filter(path)
+    assert ratios == {"aten::relu.default": 4.0} and no_kernel == {"aten::cpu_only.default"} and "a GPU" in line
+    assert launch_filter(None)[:2] == ({}, set())

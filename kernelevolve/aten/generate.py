@@ -130,16 +130,24 @@ def _tensors(tree: Any) -> list[torch.Tensor]:
     return [x for x in tree_flatten(tree)[0] if isinstance(x, torch.Tensor)]
 
 
-def launch_filter(path: Path | None) -> tuple[dict[str, float], str]:
-    """Per operator, its largest cost in empty launches over the traced shapes; and a line saying what was used."""
+def launch_filter(path: Path | None) -> tuple[dict[str, float], set[str], str]:
+    """Per operator, its largest cost in empty launches over the traced shapes; the operators ATen has no kernel
+    for on the GPU it was measured on (the run could not call them there); and a line saying what was used."""
     if path is None:
-        return {}, "launch-cost filter skipped: no measurement (run benchmarks/aten_launch_cost.py on a GPU)"
+        return {}, set(), "launch-cost filter skipped: no measurement (run benchmarks/aten_launch_cost.py on a GPU)"
     try:
         data = json.loads(path.read_text())
         ratios = {op: max(v["ratios"]) for op, v in data["operators"].items()}
-    except (OSError, ValueError, KeyError, TypeError) as e:
+        failed = data.get("failed", {})
+        no_kernel = {f"aten::{name}" for name, why in failed.items() if why.startswith(NO_GPU_KERNEL)}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
         raise GenerateError(f"{path}: not a launch-cost file ({type(e).__name__}: {e})") from e
-    return ratios, f"launch-cost filter: {path} (measured on {data.get('device', 'an unnamed device')})"
+    return ratios, no_kernel, f"launch-cost filter: {path} (measured on {data.get('device', 'an unnamed device')})"
+
+
+# How the launch-cost run records an operator ATen implements on no GPU (only on the CPU, say): the suite's
+# problems are timed on GPUs, so such an operator is left out.
+NO_GPU_KERNEL = "NotImplementedError: Could not run"
 
 
 def folder_name(operator: str) -> str:
@@ -151,7 +159,7 @@ def generate(traces: Path, out: Path, launch_cost: Path | None, only: list[str] 
     """Write the suite; returns the summary lines. With `only`, just those operators (each must be traced and
     reached by an OpInfo sample, or GenerateError says which is not)."""
     uses = load_traces(traces)
-    ratios, launch_line = launch_filter(launch_cost)
+    ratios, no_kernel, launch_line = launch_filter(launch_cost)
     reasons: dict[str, str] = {}
     wanted = [functional_name(o) for o in only] if only else sorted(uses)
     for op in wanted:
@@ -172,6 +180,8 @@ def generate(traces: Path, out: Path, launch_cost: Path | None, only: list[str] 
         if op not in samples:
             tried = ", ".join(i.name for i in candidates([op], db)[op]) or "none matched its name"
             reasons[op] = f"no OpInfo sample reaches it (OpInfos tried: {tried})"
+        elif op in no_kernel:
+            reasons[op] = "no GPU kernel in ATen: the launch-cost run could not call it on the GPU it measured on"
         elif op in ratios and ratios[op] < LAUNCH_RATIO:
             reasons[op] = f"launch-bound: at most {ratios[op]:.2f}x an empty kernel's launch at every traced shape"
     for op in kept:

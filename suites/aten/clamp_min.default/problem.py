@@ -1,7 +1,7 @@
 """aten::clamp_min.default: the ATen operator, called as the traced models call it.
 
-Timed on the 4 most called distinct traced calls (SHAPE_CASES); checked on those and on 17 calls
-that OpInfo samples (nn.functional.hinge_embedding_loss, nn.functional.margin_ranking_loss) make (CHECK_CASES), and on GPUs on 34 of those again in bfloat16 or float16. Traced in: kernelevolve.aten.recipes:dlrm_criteo (train), kernelevolve.aten.recipes:edgenext (forward), kernelevolve.aten.recipes:edgenext (train), kernelevolve.aten.recipes:time_series_transformer (train), kernelevolve.aten.recipes:wide_deep (train), kernelevolve.aten.recipes:xcit (forward), kernelevolve.aten.recipes:xcit (train), kernelevolve.aten.recipes:yoso (train).
+Timed on the 4 most called distinct traced calls (SHAPE_CASES); checked on those and on 24 calls
+that OpInfo samples (native_group_norm, nn.functional.hinge_embedding_loss, nn.functional.margin_ranking_loss) make (CHECK_CASES), and on GPUs on 48 of those again in bfloat16 or float16. Traced in: kernelevolve.aten.recipes:dlrm_criteo (train), kernelevolve.aten.recipes:edgenext (forward), kernelevolve.aten.recipes:edgenext (train), kernelevolve.aten.recipes:time_series_transformer (train), kernelevolve.aten.recipes:wide_deep (train), kernelevolve.aten.recipes:xcit (forward), kernelevolve.aten.recipes:xcit (train), kernelevolve.aten.recipes:yoso (train).
 The inputs are the call's positional arguments, then its keyword arguments as one dict (docs/aten.md).
 """
 
@@ -37,6 +37,13 @@ CHECK_CASES = [
     {'CASE': 18},
     {'CASE': 19},
     {'CASE': 20},
+    {'CASE': 21},
+    {'CASE': 22},
+    {'CASE': 23},
+    {'CASE': 24},
+    {'CASE': 25},
+    {'CASE': 26},
+    {'CASE': 27},
     {'CASE': 4, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
     {'CASE': 5, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
     {'CASE': 6, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
@@ -54,6 +61,13 @@ CHECK_CASES = [
     {'CASE': 18, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
     {'CASE': 19, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
     {'CASE': 20, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 21, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 22, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 23, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 24, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 25, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 26, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 27, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
     {'CASE': 4, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
     {'CASE': 5, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
     {'CASE': 6, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
@@ -71,12 +85,32 @@ CHECK_CASES = [
     {'CASE': 18, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
     {'CASE': 19, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
     {'CASE': 20, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 21, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 22, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 23, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 24, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 25, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 26, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 27, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
 ]
 CALLS = [
     {'args': [{'t': [2, 8, 12, 1], 'dtype': 'float32', 'range': [3.255319595336914, 7.850337982177734]}, 1e-12], 'kwargs': {}},
     {'args': [{'t': [2, 8, 20, 1], 'dtype': 'float32', 'range': [2.4417805671691895, 4.1905083656311035]}, 1e-12], 'kwargs': {}},
     {'args': [{'t': [2, 8, 38, 1], 'dtype': 'float32', 'range': [1.561103343963623, 3.2909467220306396]}, 1e-12], 'kwargs': {}},
     {'args': [{'t': [512, 13], 'dtype': 'float32', 'range': [-1.0, 9999.0]}, 0], 'kwargs': {}},
+    {'args': [{'t': [0, 1, 1, 1], 'dtype': 'float32'}, 0], 'kwargs': {}},
+    {'args': [{'t': [1, 2, 1, 1], 'dtype': 'float32', 'range': [15.395639419555664, 21.14518165588379]}, 0], 'kwargs': {}},
+    {'args': [{'t': [1, 2, 1, 1], 'dtype': 'float32', 'range': [14.175402641296387, 18.998958587646484]}, 0], 'kwargs': {}},
+    {'args': [{'t': [2, 2, 1, 1], 'dtype': 'float32', 'range': [14.87024211883545, 21.14518165588379]}, 0], 'kwargs': {}},
+    {'args': [{'t': [2, 2, 1, 1], 'dtype': 'float32', 'range': [14.175403594970703, 18.998958587646484]}, 0], 'kwargs': {}},
+    {'args': [{'t': [1, 1, 1, 1], 'dtype': 'float32', 'range': [21.691232681274414, 21.691232681274414]}, 0], 'kwargs': {}},
+    {'args': [{'t': [1, 1, 1, 1], 'dtype': 'float32', 'range': [7.651688575744629, 7.651688575744629]}, 0], 'kwargs': {}},
+    {'args': [{'t': [5, 1, 1, 1], 'dtype': 'float32', 'range': [16.139686584472656, 28.521024703979492]}, 0], 'kwargs': {}},
+    {'args': [{'t': [5, 1, 1, 1], 'dtype': 'float32', 'range': [21.640277862548828, 29.118871688842773]}, 0], 'kwargs': {}},
+    {'args': [{'t': [1, 1, 1, 1], 'dtype': 'float32', 'range': [11.264575958251953, 11.264575958251953]}, 0], 'kwargs': {}},
+    {'args': [{'t': [20, 3, 1, 1], 'dtype': 'float32', 'range': [23.621469497680664, 29.915634155273438]}, 0], 'kwargs': {}},
+    {'args': [{'t': [20, 6, 1, 1], 'dtype': 'float32', 'range': [21.883609771728516, 30.908550262451172]}, 0], 'kwargs': {}},
+    {'args': [{'t': [20, 1, 1, 1], 'dtype': 'float32', 'range': [24.78505516052246, 28.57585906982422]}, 0], 'kwargs': {}},
     {'args': [{'t': [], 'dtype': 'float32', 'range': [-29.017030715942383, -29.017030715942383]}, 0], 'kwargs': {}},
     {'args': [{'t': [], 'dtype': 'float32', 'range': [-28.017030715942383, -28.017030715942383]}, 0], 'kwargs': {}},
     {'args': [{'t': [5], 'dtype': 'float32', 'range': [-19.53495979309082, 61.74043655395508]}, 0], 'kwargs': {}},
@@ -88,12 +122,6 @@ CALLS = [
     {'args': [{'t': [10], 'dtype': 'float32', 'range': [-40.05898666381836, 24.752185821533203]}, 0], 'kwargs': {}},
     {'args': [{'t': [10], 'dtype': 'float32', 'range': [-45.016510009765625, 24.752185821533203]}, 0], 'kwargs': {}},
     {'args': [{'t': [5, 2], 'dtype': 'float32', 'range': [-26.760765075683594, 45.27471160888672]}, 0], 'kwargs': {}},
-    {'args': [{'t': [5], 'dtype': 'float32', 'range': [10.16199016571045, 16.87453842163086]}, 0], 'kwargs': {}},
-    {'args': [{'t': [5, 5], 'dtype': 'float32', 'range': [-0.0010356903076171875, 16.87453842163086]}, 0], 'kwargs': {}},
-    {'args': [{'t': [5, 5, 5], 'dtype': 'float32', 'range': [-0.3772239685058594, 17.370746612548828]}, 0], 'kwargs': {}},
-    {'args': [{'t': [], 'dtype': 'float32', 'range': [9.478373527526855, 9.478373527526855]}, 0], 'kwargs': {}},
-    {'args': [{'t': [10], 'dtype': 'float32', 'range': [-2.611605167388916, 9.478373527526855]}, 0], 'kwargs': {}},
-    {'args': [{'t': [5, 5], 'dtype': 'float32', 'range': [-7.397199630737305, 9.478373527526855]}, 0], 'kwargs': {}},
 ]
 
 

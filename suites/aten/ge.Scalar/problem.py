@@ -1,7 +1,7 @@
 """aten::ge.Scalar: the ATen operator, called as the traced models call it.
 
 Timed on the 3 most called distinct traced calls (SHAPE_CASES); checked on those and on 24 calls
-that OpInfo samples (ge, pow) make (CHECK_CASES), and on GPUs on 48 of those again in bfloat16 or float16. Traced in: kernelevolve.aten.recipes:bert (forward), kernelevolve.aten.recipes:bert (train), kernelevolve.aten.recipes:encodec (forward), kernelevolve.aten.recipes:encodec (train), kernelevolve.aten.recipes:longformer (forward), kernelevolve.aten.recipes:longformer (train), kernelevolve.aten.recipes:wav2vec2 (forward), kernelevolve.aten.recipes:wav2vec2 (train), kernelevolve.aten.recipes:wav2vec2_conformer (train).
+that OpInfo samples (ge, nn.functional.hinge_embedding_loss, nn.functional.margin_ranking_loss, pow) make (CHECK_CASES), and on GPUs on 48 of those again in bfloat16 or float16. Traced in: kernelevolve.aten.recipes:bert (forward), kernelevolve.aten.recipes:bert (train), kernelevolve.aten.recipes:encodec (forward), kernelevolve.aten.recipes:encodec (train), kernelevolve.aten.recipes:longformer (forward), kernelevolve.aten.recipes:longformer (train), kernelevolve.aten.recipes:wav2vec2 (forward), kernelevolve.aten.recipes:wav2vec2 (train), kernelevolve.aten.recipes:wav2vec2_conformer (train).
 The inputs are the call's positional arguments, then its keyword arguments as one dict (docs/aten.md).
 """
 
@@ -116,11 +116,11 @@ CALLS = [
     {'args': [{'t': [23], 'dtype': 'float32', 'range': [-8.478373527526855, 5.774446487426758]}, {'float_arg': 'nan'}], 'kwargs': {}},
     {'args': [{'t': [23], 'dtype': 'float32', 'range': [-8.478373527526855, 5.774446487426758]}, {'float_arg': 'inf'}], 'kwargs': {}},
     {'args': [{'t': [23], 'dtype': 'float32', 'range': [-8.478373527526855, 5.774446487426758]}, {'float_arg': '-inf'}], 'kwargs': {}},
-    {'args': [{'t': [], 'dtype': 'float32', 'range': [3.6170871257781982, 3.6170871257781982]}, 0], 'kwargs': {}},
-    {'args': [{'t': [], 'dtype': 'float32', 'range': [6.305802345275879, 6.305802345275879]}, 0], 'kwargs': {}},
-    {'args': [{'t': [5], 'dtype': 'float32', 'range': [0.46617650985717773, 6.305802345275879]}, 0], 'kwargs': {}},
-    {'args': [{'t': [], 'dtype': 'float32', 'range': [6.775234699249268, 6.775234699249268]}, 0], 'kwargs': {}},
-    {'args': [{'t': [10, 5], 'dtype': 'float32', 'range': [0.7347316145896912, 8.623454093933105]}, 0], 'kwargs': {}},
+    {'args': [{'t': [], 'dtype': 'float32', 'range': [-29.017030715942383, -29.017030715942383]}, 0], 'kwargs': {}},
+    {'args': [{'t': [], 'dtype': 'float32', 'range': [-28.017030715942383, -28.017030715942383]}, 0], 'kwargs': {}},
+    {'args': [{'t': [5], 'dtype': 'float32', 'range': [-19.53495979309082, 61.74043655395508]}, 0], 'kwargs': {}},
+    {'args': [{'t': [5], 'dtype': 'float32', 'range': [-18.53495979309082, 62.74043655395508]}, 0], 'kwargs': {}},
+    {'args': [{'t': [5, 5], 'dtype': 'float32', 'range': [-35.69561767578125, 58.23444747924805]}, 0], 'kwargs': {}},
 ]
 
 

@@ -1,7 +1,7 @@
 """aten::reciprocal.default: the ATen operator, called as the traced models call it.
 
-Timed on the 2 most called distinct traced calls (SHAPE_CASES); checked on those and on 20 calls
-that OpInfo samples (reciprocal) make (CHECK_CASES), and on GPUs on 40 of those again in bfloat16 or float16. Traced in: kernelevolve.aten.recipes:funnel (forward), kernelevolve.aten.recipes:funnel (train), kernelevolve.aten.recipes:gpt2_adamw (forward), kernelevolve.aten.recipes:xlnet (forward), kernelevolve.aten.recipes:xlnet (train).
+Timed on the 2 most called distinct traced calls (SHAPE_CASES); checked on those and on 24 calls
+that OpInfo samples (native_group_norm, reciprocal) make (CHECK_CASES), and on GPUs on 48 of those again in bfloat16 or float16. Traced in: kernelevolve.aten.recipes:funnel (forward), kernelevolve.aten.recipes:funnel (train), kernelevolve.aten.recipes:gpt2_adamw (forward), kernelevolve.aten.recipes:xlnet (forward), kernelevolve.aten.recipes:xlnet (train).
 The inputs are the call's positional arguments, then its keyword arguments as one dict (docs/aten.md).
 """
 
@@ -40,6 +40,10 @@ CHECK_CASES = [
     {'CASE': 19},
     {'CASE': 20},
     {'CASE': 21},
+    {'CASE': 22},
+    {'CASE': 23},
+    {'CASE': 24},
+    {'CASE': 25},
     {'CASE': 2, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
     {'CASE': 3, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
     {'CASE': 4, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
@@ -60,6 +64,10 @@ CHECK_CASES = [
     {'CASE': 19, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
     {'CASE': 20, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
     {'CASE': 21, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 22, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 23, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 24, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 25, 'DTYPE': 'bfloat16', 'DEVICE_TYPES': ['cuda']},
     {'CASE': 2, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
     {'CASE': 3, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
     {'CASE': 4, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
@@ -80,10 +88,15 @@ CHECK_CASES = [
     {'CASE': 19, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
     {'CASE': 20, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
     {'CASE': 21, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 22, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 23, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 24, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
+    {'CASE': 25, 'DTYPE': 'float16', 'DEVICE_TYPES': ['cuda']},
 ]
 CALLS = [
     {'args': [{'t': [384], 'dtype': 'float32', 'range': [1.0, 9762.9990234375], 'sorted': True}], 'kwargs': {}},
     {'args': [{'t': [], 'dtype': 'float32', 'range': [5.396219730377197, 5.396219730377197]}], 'kwargs': {}},
+    {'args': [{'t': [0, 1, 1, 1], 'dtype': 'float32'}], 'kwargs': {}},
     {'args': [{'t': [1, 0, 3], 'dtype': 'float32'}], 'kwargs': {}},
     {'args': [{'t': [0], 'dtype': 'float32'}], 'kwargs': {}},
     {'args': [{'t': [0, 3, 3], 'dtype': 'float32'}], 'kwargs': {}},
@@ -95,15 +108,18 @@ CALLS = [
     {'args': [{'t': [], 'dtype': 'float32', 'offset': 1, 'range': [-8.478373527526855, -8.478373527526855]}], 'kwargs': {}},
     {'args': [{'t': [1029, 917], 'dtype': 'float32', 'stride': [1834, 2], 'offset': 1, 'range': [-9.0, 8.999994277954102]}], 'kwargs': {}},
     {'args': [{'t': [812], 'dtype': 'float32', 'stride': [2], 'offset': 1, 'range': [-8.988519668579102, 8.963968276977539]}], 'kwargs': {}},
-    {'args': [{'t': [0], 'dtype': 'float32', 'offset': 1}], 'kwargs': {}},
-    {'args': [{'t': [20], 'dtype': 'float32', 'range': [-8.478373527526855, 5.774446487426758]}], 'kwargs': {}},
-    {'args': [{'t': [], 'dtype': 'float32', 'range': [-8.478373527526855, -8.478373527526855]}], 'kwargs': {}},
-    {'args': [{'t': [1029, 917], 'dtype': 'float32', 'range': [-9.0, 8.999994277954102]}], 'kwargs': {}},
-    {'args': [{'t': [812], 'dtype': 'float32', 'range': [-8.988519668579102, 8.963968276977539]}], 'kwargs': {}},
-    {'args': [{'t': [256], 'dtype': 'float32', 'range': [-3.1416027545928955, 3.1416027545928955]}], 'kwargs': {}},
-    {'args': [{'t': [100], 'dtype': 'float32', 'range': [-1.0000000200408773e+20, 1.0000000200408773e+20]}], 'kwargs': {}},
-    {'args': [{'t': [9], 'dtype': 'float32'}], 'kwargs': {}},
-    {'args': [{'t': [128, 128], 'dtype': 'float32', 'range': [-8.999603271484375, 8.997034072875977]}], 'kwargs': {}},
+    {'args': [{'t': [1, 2, 1, 1], 'dtype': 'float32', 'range': [0.04619965702295303, 0.06291033327579498]}], 'kwargs': {}},
+    {'args': [{'t': [1, 2, 1, 1], 'dtype': 'float32', 'range': [0.0512847900390625, 0.06814122945070267]}], 'kwargs': {}},
+    {'args': [{'t': [2, 2, 1, 1], 'dtype': 'float32', 'range': [0.04843745008111, 0.06958825141191483]}], 'kwargs': {}},
+    {'args': [{'t': [2, 2, 1, 1], 'dtype': 'float32', 'range': [0.05405709519982338, 0.0731239840388298]}], 'kwargs': {}},
+    {'args': [{'t': [1, 1, 1, 1], 'dtype': 'float32', 'range': [0.04610155522823334, 0.04610155522823334]}], 'kwargs': {}},
+    {'args': [{'t': [1, 1, 1, 1], 'dtype': 'float32', 'range': [0.13068993389606476, 0.13068993389606476]}], 'kwargs': {}},
+    {'args': [{'t': [5, 1, 1, 1], 'dtype': 'float32', 'range': [0.03445777669548988, 0.060097288340330124]}], 'kwargs': {}},
+    {'args': [{'t': [5, 1, 1, 1], 'dtype': 'float32', 'range': [0.03376225754618645, 0.04516655206680298]}], 'kwargs': {}},
+    {'args': [{'t': [1, 1, 1, 1], 'dtype': 'float32', 'range': [0.08877379447221756, 0.08877379447221756]}], 'kwargs': {}},
+    {'args': [{'t': [20, 3, 1, 1], 'dtype': 'float32', 'range': [0.03342732787132263, 0.04233435168862343]}], 'kwargs': {}},
+    {'args': [{'t': [20, 6, 1, 1], 'dtype': 'float32', 'range': [0.03235349804162979, 0.045696280896663666]}], 'kwargs': {}},
+    {'args': [{'t': [20, 1, 1, 1], 'dtype': 'float32', 'range': [0.03499456122517586, 0.04034687951207161]}], 'kwargs': {}},
 ]
 
 

@@ -98,7 +98,7 @@ CALLS = [
     {'args': [{'t': [2, 320], 'dtype': 'bool', 'range': [0, 1]}], 'kwargs': {}},
     {'args': [{'t': [32, 24], 'dtype': 'float32', 'range': [1.0, 1.0], 'sorted': True}], 'kwargs': {}},
     {'args': [{'t': [2, 196], 'dtype': 'float32', 'range': [0.0, 1.3187949657440186]}], 'kwargs': {}},
-    {'args': [{'t': [0, 5, 10], 'dtype': 'float32'}], 'kwargs': {}},
+    {'args': [{'t': [4, 4, 4], 'dtype': 'float32', 'stride': [1, 16, 4], 'range': [0.0, 0.0], 'sorted': True}], 'kwargs': {}},
     {'args': [{'t': [], 'dtype': 'float32', 'offset': 1, 'range': [-8.478373527526855, -8.478373527526855]}], 'kwargs': {}},
     {'args': [{'t': [5], 'dtype': 'float32', 'range': [-0.8544751405715942, 0.6607316732406616]}], 'kwargs': {}},
     {'args': [{'t': [10, 5], 'dtype': 'float32', 'range': [-2.674006700515747, 1.5983688831329346]}], 'kwargs': {}},

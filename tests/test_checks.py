@@ -829,3 +829,26 @@ def test_a_cpu_case_is_timed_again_after_a_failed_cross_check_or_a_busy_pass_and
     assert _second_pass(spent, unseen, busy) == ""
     assert _second_pass(fresh, unseen, quiet) == ""
     assert _second_pass(fresh, failure("threads check: after a timed call, a thread"), busy) == ""
+
+
+def test_the_cross_check_s_slack_follows_the_host_s_request_spread_within_its_cap():
+    """An honest 0.03 ms OpenMP call on a VM whose request costs 0.05-0.1 ms saw every bracket 0.11 ms over its
+    report: the slack is the measured spread of a request's cost (twice it) where that is more than 0.05 ms, at
+    most 0.25 ms; the candidate's time is floored at the judge's bracket whatever the slack."""
+    from types import SimpleNamespace
+
+    from kernelevolve.eval.worker.host import CROSS_CHECK_SLACK_MAX_MS, RemoteFn
+
+    def fn(jitter_ms: float) -> RemoteFn:
+        host = SimpleNamespace(empty_ms=0.04, jitter_ms=jitter_ms)
+        remote = RemoteFn(host, model=0)
+        remote.brackets, remote.claimed, remote.empty = [0.15, 0.16, 0.17], [0.0277] * 3, [0.045]
+        return remote
+
+    assert "timing cross-check" in fn(0.0).cross_check("candidate")  # 0.11 ms seen > 1.5 x 0.0277 + 0.05
+    assert fn(0.05).cross_check("candidate") == ""  # + 0.1: within what this host resolves
+    assert fn(1.0).slack_ms() == CROSS_CHECK_SLACK_MAX_MS
+    forged = fn(1.0)
+    forged.brackets = [1.0, 1.1, 1.2]
+    assert "timing cross-check" in forged.cross_check("candidate")  # a report a tenth of the call: forged
+    assert fn(0.05).floor_ms() == pytest.approx((0.15 - 0.04) / 1.5)  # the time taken, whatever the slack

@@ -40,6 +40,14 @@ from kernelevolve.result import Status
 # plus the slack before the reported times are called forged; a report may exceed the judge's median by the slack.
 CROSS_CHECK_FACTOR = 1.5
 CROSS_CHECK_SLACK_MS = 0.05
+# ... or, where more, this many times the spread of a request's own cost on this host (the 90th percentile less the
+# fastest of the empty requests before the candidate loaded), at most CROSS_CHECK_SLACK_MAX_MS: on a VM whose
+# request costs 0.05-0.1 ms an honest 0.03 ms OpenMP call saw every bracket of two passes 0.11 ms over its report
+# (benchmarks/honest_verdicts.py). A wider slack gains a forger nothing: its time is never taken below the judge's
+# fastest bracket less a request, over CROSS_CHECK_FACTOR (RemoteFn.floor_ms); the slack decides only whether a
+# gap is called forged.
+CROSS_CHECK_JITTERS = 2.0
+CROSS_CHECK_SLACK_MAX_MS = 0.25
 CALIBRATION_REQUESTS = 20
 
 
@@ -189,14 +197,21 @@ class RemoteFn:
         # while on calls of microseconds the judge's clock around a request cannot bound it from below on a busy
         # host. The candidate's own report is held to both: there the gap is what a forged clock shows.
         below_median = claimed - CROSS_CHECK_SLACK_MS <= statistics.median(self.brackets)
-        if below_median and (name != "candidate" or seen <= CROSS_CHECK_FACTOR * claimed + CROSS_CHECK_SLACK_MS):
+        slack = self.slack_ms()
+        if below_median and (name != "candidate" or seen <= CROSS_CHECK_FACTOR * claimed + slack):
             return ""
         return (
             f"timing cross-check: the candidate's process reported {claimed:.4g} ms per call of {name} (median), "
             f"the judge's clock around the same calls saw at least {seen:.4g} ms (allowed: at most "
-            f"{CROSS_CHECK_FACTOR}x the report plus {CROSS_CHECK_SLACK_MS} ms, and the report no more than the "
-            "judge's median)"
+            f"{CROSS_CHECK_FACTOR}x the report plus {slack:.3g} ms, and the report no more than the judge's median "
+            f"plus {CROSS_CHECK_SLACK_MS} ms)"
         )
+
+    def slack_ms(self) -> float:
+        """The cross-check's slack: CROSS_CHECK_SLACK_MS, or the host's measured spread of a request's cost times
+        CROSS_CHECK_JITTERS where more, at most CROSS_CHECK_SLACK_MAX_MS (both measured before the candidate
+        loaded)."""
+        return min(max(CROSS_CHECK_SLACK_MS, CROSS_CHECK_JITTERS * self.host.jitter_ms), CROSS_CHECK_SLACK_MAX_MS)
 
     def median_ms(self) -> float:
         return statistics.median(self.claimed)
@@ -250,6 +265,7 @@ class Remote:
         # cpu: the cost of a request itself, measured before the candidate loads (`calibrate`); 0 (no correction)
         # until then
         self.empty_ms = 0.0
+        self.jitter_ms = 0.0  # the spread of a request's own cost, measured with empty_ms (`calibrate`)
 
     def warm_up(self) -> None:
         """Ask the candidate's process to make its CUDA context now, without waiting: it does while the judge makes
@@ -457,8 +473,9 @@ class Remote:
         request, which a candidate could otherwise lengthen by serving its empty requests slowly (issue 45, class
         2). On a host that gets busier later the correction stays small, which can only lengthen the judge's
         figures, never shorten them."""
-        times = [self.ping() for _ in range(n)]
-        self.empty_ms = min(times[n // 4 :])  # the first few warm the pipe and the process up
+        times = sorted([self.ping() for _ in range(n)][n // 4 :])  # the first few warm the pipe and the process up
+        self.empty_ms = times[0]
+        self.jitter_ms = times[int(0.9 * (len(times) - 1))] - times[0]
 
     def output(self, key: int) -> Any:
         """A clocked call's output, copied."""

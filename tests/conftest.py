@@ -32,6 +32,38 @@ def has_cuda() -> bool:
         return False
 
 
+# Modules whose module-scoped fixture is costly (a generated suite, a Ray cluster, a browser, a recorded search, an
+# exported model): xdist's `load` distribution deals their tests to both workers, and each worker makes the fixture.
+# The scheduler below keeps each of these modules on one worker and deals every other test on its own, as `load` does.
+ONE_WORKER_MODULES = frozenset(
+    {
+        "test_aten_suite.py",
+        "test_enable.py",
+        "test_enable_generated.py",
+        "test_model_regions.py",
+        "test_ray_pool.py",
+        "test_report.py",
+        "test_report_browser.py",
+    }
+)
+
+
+@pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist, absent without it
+def pytest_xdist_make_scheduler(config, log):
+    """xdist's `loadscope` with a module as the scope only for ONE_WORKER_MODULES, a single test elsewhere (its
+    `loadgroup` marks do not take on pytest 9's node ids). Another --dist than the default is left alone."""
+    if config.getoption("dist") != "load":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class OneWorkerModules(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            module = nodeid.split("::", 1)[0]
+            return module if Path(module).name in ONE_WORKER_MODULES else nodeid
+
+    return OneWorkerModules(config, log)
+
+
 def pytest_collection_modifyitems(config, items):
     if has_cuda():
         return

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 from kernelevolve.problem.diagnostics import build_failure, source_line
 from tests.conftest import EXAMPLES, FIXTURES
@@ -85,6 +86,15 @@ def test_a_failure_without_its_sources_keeps_the_generated_places():
     assert reason.count("-isystem") <= 1 and reason.count("-MMD") == 1
 
 
+def _small_softmax(tmp_path) -> Path:
+    """The softmax example at one small case: what is checked here is said before any input is timed, and the
+    shipped 4096 x 4096 inputs (built with their float64 oracle before the candidate loads) took seconds each time."""
+    path = tmp_path / "softmax_problem.py"
+    source = (EXAMPLES / "softmax" / "problem.py").read_text()
+    path.write_text(f'{source}\n\nSHAPE_CASES = [{{"BATCH": 33, "DIM": 1000}}]\n')
+    return path
+
+
 def _eval(problem: object, candidate: object) -> subprocess.CompletedProcess:
     """`kernelevolve eval` with its output captured (off a terminal)."""
     cmd = [sys.executable, "-m", "kernelevolve", "eval", str(problem), str(candidate), "--target", "cpu"]
@@ -98,7 +108,7 @@ def test_eval_of_a_cpp_compile_error_names_the_candidates_line_first(tmp_path):
     line = source.splitlines().index(broken) + 1
     kernel = tmp_path / "broken.py"
     kernel.write_text(source)
-    p = _eval(EXAMPLES / "softmax" / "problem.py", kernel)
+    p = _eval(_small_softmax(tmp_path), kernel)
     out = p.stdout + p.stderr
     assert p.returncode != 0 and out.startswith("compile_error"), out
     reason = out.split("reason: ", 1)[1].splitlines()
@@ -110,7 +120,7 @@ def test_eval_of_a_cpp_compile_error_names_the_candidates_line_first(tmp_path):
 
 
 def test_eval_of_a_candidate_without_modelnew_or_with_a_failing_import_shows_no_harness_traceback(tmp_path):
-    problem = EXAMPLES / "softmax" / "problem.py"
+    problem = _small_softmax(tmp_path)
     missing = tmp_path / "missing.py"
     missing.write_text("import torch\n\n\nclass Model(torch.nn.Module):\n    pass\n")
     p = _eval(problem, missing)

@@ -100,8 +100,15 @@ def test_an_actor_killed_mid_evaluation_fails_only_that_evaluation_which_is_queu
         pool.close()
 
 
-def _search(pool: SharedPool, runs, seed):
-    opened = session.open_run(Store(runs), RunSpec(PROBLEM, seed, trials=1), Limits(budget=2))
+def _small_transpose(tmp_path):
+    """The transpose at 256 and 100 (its 2048 and 1000 only made the searches' timing longer: verdicts are compared)."""
+    path = tmp_path / "transpose_small.py"
+    path.write_text(f'{PROBLEM.read_text()}\nSHAPE_CASES = [{{"N": 256}}, {{"N": 100}}]\n')
+    return path
+
+
+def _search(pool: SharedPool, runs, seed, problem):
+    opened = session.open_run(Store(runs), RunSpec(problem, seed, trials=1), Limits(budget=2))
     driver = session.build_driver(opened, pool.lanes(), warm_start=False, confirm_best=False)
     driver.run_search()
     return {n.source_hash: (n.status, n.correct) for n in opened.store.nodes(opened.run.id)}
@@ -147,16 +154,16 @@ def test_cpu_evaluations_on_ray_reach_the_local_pools_verdicts(cluster, tmp_path
     """Real CPU evaluations in an actor (its own workers, sandbox and judge): a search's nodes, and a bench of three
     problems evaluated concurrently, get the statuses the local pool gives the same candidates. The bench joins
     the search's actor by its name (as a second optimize process would), so Ray starts one actor, not two."""
-    seed = _paths(tmp_path, kernel(1))[0]
+    seed, problem = _paths(tmp_path, kernel(1))[0], _small_transpose(tmp_path)
     local = SharedPool([Evaluator("cpu", timeout_s=120, prestart=True)])
     try:
-        here = _search(local, tmp_path / "runs-local", seed)
+        here = _search(local, tmp_path / "runs-local", seed, problem)
         verdicts = _verdicts(local, suite)
     finally:
         local.close()
     remote = RayPool("cpu", actors=1, name="kernelevolve-cpu", timeout_s=120)
     try:
-        there = _search(remote, tmp_path / "runs-ray", seed)
+        there = _search(remote, tmp_path / "runs-ray", seed, problem)
         rows = _bench(tmp_path, suite, "auto")
     finally:
         remote.close()

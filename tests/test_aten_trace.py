@@ -78,7 +78,9 @@ def test_forward_trace_records_operators_shapes_and_shares(entries):
     norm = ops["aten::native_layer_norm.default"]["signatures"][0]["args"]
     assert norm[1] == [32] and norm[4] == pytest.approx(1e-5)  # non-tensor arguments as written
     shares = [op["share"] for op in trace["operators"]]
-    assert all(0 <= s <= 1 for s in shares) and 0.5 < sum(shares) <= 1.0001
+    # Shares of the step's time: their sum is most of it on a quiet host, but a busy one stretches the step's wall
+    # around the operators (the sum fell to 0.08 under CI-like load), so only its range is asserted.
+    assert all(0 <= s <= 1 for s in shares) and 0 < sum(shares) <= 1.0001
     assert ops["aten::addmm.default"]["share"] > 0
     json.dumps(trace)  # JSON as it stands
 

@@ -11,7 +11,7 @@ import sys
 import pytest
 
 from tests.conftest import ROOT
-from tests.suite_checks import SMALL_CASES, small_case_problem
+from tests.doubles import kernel
 
 
 def script(name: str, *args: object) -> list[str]:
@@ -21,17 +21,18 @@ def script(name: str, *args: object) -> list[str]:
 
 def test_tune_vs_grid_runs_grid_and_search_and_keeps_partial_results(tmp_path):
     out = tmp_path / "tvg.json"
-    folder = ROOT / "suites" / "ranking" / "jagged_sum"
-    # the suite's problem at small shape cases: its own sizes make each of the 11 evaluations about 15 s on a CPU
-    problem = small_case_problem(tmp_path, "jagged_sum", SMALL_CASES["jagged_sum"])
+    # A plain PyTorch seed with one tunable of 8 values (what the script does is the same for any seed; a C++
+    # seed made each of its 11 evaluations a build of its own, 55-150 s in all on CI's 2 cores).
+    seed = tmp_path / "seed.py"
+    seed.write_text(kernel(1))
     cmd = script(
-        "tune_vs_grid.py", "--target", "cpu", "--problem", problem, "--seed", folder / "seed_cpp.py",
-        "--strategies", "greedy", "--fraction", "0.4", "--out", out,
+        "tune_vs_grid.py", "--target", "cpu", "--problem", ROOT / "tests" / "fixtures" / "transpose.py",
+        "--seed", seed, "--strategies", "greedy", "--fraction", "0.25", "--out", out,
     )  # fmt: skip
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     assert p.returncode == 0, p.stderr[-2000:]
     data = json.loads(out.read_text())
-    assert len(data["grid"]) == 5 and data["budget"] == 2
+    assert len(data["grid"]) == 8 and data["budget"] == 2
     assert all(g["status"] == "ok" for g in data["grid"]), data["grid"]
     assert {"worker_start", "load", "correctness", "timing"} <= set(data["grid_stage_median_s"])
     greedy = data["search"]["greedy"]
@@ -39,17 +40,17 @@ def test_tune_vs_grid_runs_grid_and_search_and_keeps_partial_results(tmp_path):
     assert "| greedy |" in p.stdout
 
     # A grid stopped part-way resumes where it stopped: only the missing configurations are evaluated.
-    data["grid"] = data["grid"][:3]
+    data["grid"] = data["grid"][:6]
     data["grid_complete"] = False
     out.write_text(json.dumps(data))
     p = subprocess.run([*cmd, "--grid-only"], capture_output=True, text=True, timeout=600)
     assert p.returncode == 0, p.stderr[-2000:]
     assert (
-        "3 grid configurations done" in p.stdout and p.stdout.count("grid ") == 2 + 1
+        "6 grid configurations done" in p.stdout and p.stdout.count("grid ") == 2 + 1
     )  # the resume line + 2 evaluations
     resumed = json.loads(out.read_text())
-    assert len(resumed["grid"]) == 5 and resumed["grid_complete"]
-    assert len({json.dumps(g["params"], sort_keys=True) for g in resumed["grid"]}) == 5
+    assert len(resumed["grid"]) == 8 and resumed["grid_complete"]
+    assert len({json.dumps(g["params"], sort_keys=True) for g in resumed["grid"]}) == 8
 
     # The strategies alone (as on a second GPU), then merged with the grid for the comparison.
     searched = tmp_path / "search.json"
@@ -65,7 +66,7 @@ def test_tune_vs_grid_runs_grid_and_search_and_keeps_partial_results(tmp_path):
         timeout=60,
     )
     assert p.returncode == 0, p.stderr[-2000:]
-    assert "| greedy |" in p.stdout and len(json.loads(merged.read_text())["grid"]) == 5
+    assert "| greedy |" in p.stdout and len(json.loads(merged.read_text())["grid"]) == 8
 
 
 def test_offline_sass_compiles_a_kernel_for_hopper_without_a_gpu():

@@ -811,7 +811,7 @@ def _finished_outputs(host: Remote, g: Guard) -> None:
     else:
         g.review.append(
             f"the judge cannot read the candidate's process's memory here ({host.reader.why_not}): a call that "
-            "replies before its work is done is not caught (docs/harness.md, \"Calls alike\")"
+            'replies before its work is done is not caught (docs/harness.md, "Calls alike")'
         )
 
 

@@ -7,12 +7,14 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
 import torch
 
+from kernelevolve.eval.evaluator import Evaluator
 from kernelevolve.eval.worker import finished
 from kernelevolve.problem.problem import load_problem
 from kernelevolve.result import Status
-from tests.adversarial.test_adversarial import FAST_TIMING, RELU_MEDIUM, assert_caught
+from tests.adversarial.test_adversarial import FAST_TIMING, RELU, RELU_MEDIUM, assert_caught
 
 HERE = Path(__file__).resolve().parent
 
@@ -51,3 +53,29 @@ def test_a_reply_that_names_no_readable_place_is_refused():
     assert "no output's place" in reader.after_reply(1, "anything")
     assert reader.after_reply(2, [(0, 0, (), ())]) == ""  # no place for a tensor: refused when it is taken
     assert "no place for output 0" in reader.check(2, torch.ones(3))
+
+
+def test_credential_files_of_the_home_folder_are_out_of_reach_and_printed_ones_redacted(tmp_path, monkeypatch):
+    """Class 7 by files: the environment is an allowlist, but the home folder's credential stores were readable
+    (.netrc, .aws/credentials, gcloud's application default credentials, all printed into the log the next prompt
+    quotes), and the redaction missed their notations. The sandbox hides them (CREDENTIAL_STORES in
+    eval/launch/confine.py); what is printed in those notations anyway is redacted."""
+    home = tmp_path / "home"
+    (home / ".aws").mkdir(parents=True)
+    (home / ".config" / "gcloud").mkdir(parents=True)
+    (home / ".netrc").write_text("machine api.invalid login bob password netrc-file-must-not-leak\n")
+    (home / ".aws" / "credentials").write_text("[default]\naws_secret_access_key = aws-file-must-not-leak\n")
+    gcloud = home / ".config" / "gcloud" / "application_default_credentials.json"
+    gcloud.write_text('{"refresh_token": "gcloud-file-must-not-leak"}\n')
+    monkeypatch.setenv("HOME", str(home))
+    with Evaluator("cpu", timeout_s=120) as ev:  # started under that home
+        result = ev.evaluate(
+            load_problem(RELU), HERE / "exploits" / "prints_home_credentials.py", trials=1, timed=False
+        )
+    kept = result.log_tail + result.reason
+    assert result.status is Status.OK, (result.reason, kept[-2000:])
+    if result.sandbox.startswith("none"):
+        pytest.skip(f"no sandbox here: {result.sandbox}")
+    assert ".netrc: " in kept  # it ran and printed what it found
+    for secret in ("file-must-not-leak", "printed-must-not-leak"):
+        assert secret not in kept, kept[-2000:]

@@ -106,6 +106,9 @@ class Reader:
         self.pid = pid
         self.works = False
         self.why_not = "not probed"
+        # The places: drawn from a seed made here, in the judge, after that process was forked from it (it cannot
+        # read the judge's memory).
+        self.pick = random.Random(os.urandom(16))
         # set key -> per tensor: (flat index, bytes) read, or None where the reply gave no place for it
         self.spots: dict[int, list[list[tuple[int, bytes]] | None]] = {}
 
@@ -128,7 +131,7 @@ class Reader:
             return ""
         if not _valid(found):
             return "its reply says no output's place"
-        pick = random.SystemRandom()
+        pick = self.pick
         places: list[tuple[int, int]] = []
         chosen: list[list[int] | None] = []
         for addr, size, shape, strides in found[:MAX_LEAVES]:

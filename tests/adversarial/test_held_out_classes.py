@@ -79,3 +79,14 @@ def test_credential_files_of_the_home_folder_are_out_of_reach_and_printed_ones_r
     assert ".netrc: " in kept  # it ran and printed what it found
     for secret in ("file-must-not-leak", "printed-must-not-leak"):
         assert secret not in kept, kept[-2000:]
+
+
+@pytest.mark.xfail(strict=True, reason="open: work done ahead, in other requests, is not charged (docs/harness.md)")
+def test_a_process_that_works_ahead_in_other_requests_is_caught(cpu_evaluator):
+    """Class 2/3, open: the candidate's process computes each set's output during the empty requests and the
+    reference's calls it serves (whenever the set's contents changed), and answers its own calls at once with a
+    finished, right output. The sampled calls' bound takes the fastest of three, and any one sampled iteration
+    whose reference call comes first is answered from work done in that call; the unseen-inputs check's two empty
+    requests before each call give it the same room. Accepted at 18-28x for a ReLU at about 1x."""
+    result = cpu_evaluator.evaluate(load_problem(RELU_MEDIUM), HERE / "exploits" / "works_ahead.py", **FAST_TIMING)
+    assert result.status is not Status.OK or (result.speedup or 0.0) < 2.5, (result.speedup, result.reason)

@@ -20,10 +20,17 @@ _SHAPED = (
 )
 # A password in a URL (a proxy's, a database's): the user stays, the password goes.
 _URL_PASSWORD = re.compile(r"(\b[a-z][a-z0-9+.-]*://[^\s:/@]+:)[^\s@/]+(@)", re.I)
-# An environment-style assignment to a name that looks like a credential: NAME=value.
+# An assignment to a name that looks like a credential, in any case and the usual notations: NAME=value (the
+# environment, .npmrc's _authToken=), name = value and name: value (INI, YAML: aws_secret_access_key = ...), and
+# "name": "value" (JSON: gcloud's refresh_token, docker's auth).
 _ASSIGNED = re.compile(
-    r"(\b[A-Z0-9_]*(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL)S?[A-Z0-9_]*=)(\"[^\"]*\"|'[^']*'|\S+)"
+    r"(\b[A-Za-z0-9_.-]*?(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|PWD|CREDENTIAL|AUTH)S?(?:_[A-Z0-9]+)*"
+    r"[\"']?[ \t]*[:=][ \t]*)"
+    r"(?!(?:null|none|true|false)\b)(\"[^\"]*\"|'[^']*'|\S+)",  # a literal that is no secret kept
+    re.I,
 )
+# .netrc's "password VALUE".
+_NETRC = re.compile(r"(\bpassw(?:or)?d[ \t]+)(\S+)", re.I)
 
 
 def redact(text: str) -> str:
@@ -31,4 +38,5 @@ def redact(text: str) -> str:
     for pattern in _SHAPED:
         text = pattern.sub(REDACTED, text)
     text = _URL_PASSWORD.sub(rf"\1{REDACTED}\2", text)
-    return _ASSIGNED.sub(rf"\1{REDACTED}", text)
+    text = _ASSIGNED.sub(rf"\1{REDACTED}", text)
+    return _NETRC.sub(rf"\1{REDACTED}", text)

@@ -47,6 +47,16 @@ DEV_LINKS = {
     "stdout": "/proc/self/fd/1",
     "stderr": "/proc/self/fd/2",
 }
+# Where a home folder keeps credentials (tools' own stores: ssh, cloud CLIs, registries, package indexes, model
+# providers' CLIs, databases): each hidden under an empty read-only folder or /dev/null in the sandbox
+# (`hide_credentials`), so a candidate cannot print what it cannot read (docs/harness.md, "Isolation").
+CREDENTIAL_STORES = (
+    ".ssh .gnupg .password-store .netrc .git-credentials .aws .azure .config/gcloud .config/gh .config/hub .docker "
+    ".kube .npmrc .yarnrc .pypirc .gem/credentials .cargo/credentials .cargo/credentials.toml .m2/settings.xml "
+    ".gradle/gradle.properties .pgpass .my.cnf .boto .s3cfg .config/rclone .databrickscfg .terraform.d "
+    ".vault-token .huggingface .cache/huggingface/token .config/huggingface .netrc .wandb .config/wandb .claude "
+    ".claude.json .codex .anthropic .openai .config/openai .config/anthropic .local/share/keyrings .config/gh-copilot"
+).split()
 # The uid and gid the candidate's process takes in a user namespace of its own (`as_unprivileged_user`).
 CANDIDATE_ID = 65534
 CLONE_NEWUSER = 0x10000000
@@ -179,6 +189,35 @@ def minimal_dev(stage: str, gpu: bool) -> None:
     _mount(None, "/dev", None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC)
 
 
+def homes() -> list[str]:
+    """The home folders whose CREDENTIAL_STORES are hidden: $HOME's and this user's (as the passwd file says)."""
+    import pwd
+
+    found = [os.environ.get("HOME", "")]
+    try:
+        found.append(pwd.getpwuid(os.getuid()).pw_dir)
+    except KeyError:
+        pass
+    return sorted({os.path.realpath(h) for h in found if h and os.path.isabs(h)})
+
+
+def hide_credentials(writable: list[str]) -> list[str]:
+    """Every CREDENTIAL_STORES entry of `homes` that exists covered: a folder by an empty tmpfs, a file by /dev/null
+    (both made read-only with the rest); none under a writable folder. Returns the paths hidden."""
+    hidden = []
+    for home in homes():
+        for name in CREDENTIAL_STORES:
+            path = os.path.realpath(os.path.join(home, name))
+            if not os.path.exists(path) or _under(path, tuple(writable)) or path in hidden:
+                continue
+            if os.path.isdir(path):
+                _mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0500,size=4k")
+            else:
+                _mount("/dev/null", path, None, MS_BIND)
+            hidden.append(path)
+    return hidden
+
+
 def confine(writable: list[str], overlays: list[tuple[str, str]] = (), gpu: bool = False) -> None:
     """Everything read-only but `writable` (and the overlays' private layers), /dev minimal (`minimal_dev`, built
     in the first writable folder), /proc/sys read-only."""
@@ -196,6 +235,7 @@ def confine(writable: list[str], overlays: list[tuple[str, str]] = (), gpu: bool
             print(f"confine: {e}; {lower} is replaced by an empty private folder", file=sys.stderr)
             _mount(private, lower, None, MS_BIND | MS_REC)
     minimal_dev(os.path.join(writable[0], ".dev"), gpu)
+    hide_credentials(writable)
     if os.path.isdir("/proc/sys"):
         _mount("/proc/sys", "/proc/sys", None, MS_BIND | MS_REC)
         _mount(None, "/proc/sys", None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC)

@@ -803,6 +803,18 @@ def _policy(j: _Judging) -> None:
         raise _Stop(Status.REJECTED, "kernel policy: " + "; ".join(broken[:3]) + more)
 
 
+def _finished_outputs(host: Remote, g: Guard) -> None:
+    """cpu: whether the judge reads each call's output in the candidate's process right after its reply
+    (eval/worker/finished.py), or the result says why not."""
+    if host.reader.works:
+        g.ran("finished_outputs")
+    else:
+        g.review.append(
+            f"the judge cannot read the candidate's process's memory here ({host.reader.why_not}): a call that "
+            'replies before its work is done is not caught (docs/harness.md, "Calls alike")'
+        )
+
+
 def _compile(j: _Judging, builds: extension_cache.Channel | None) -> None:
     """The candidate loads where it runs, its C++/CUDA extensions built by the harness once per source
     (eval/builds/extension_cache.py); on a GPU with the candidate in its own process the proof block's own cost
@@ -824,6 +836,7 @@ def _compile(j: _Judging, builds: extension_cache.Channel | None) -> None:
                 host.block_overhead = proof.calibrate(host, j.device)
         elif isinstance(host, Remote):  # cpu: the cost of a request, before any candidate code serves one
             host.calibrate()
+            _finished_outputs(host, j.guard)
         install = lambda: extension_cache.install(report=j.report.build, channel=builds)  # noqa: E731
         left = host.load(j.job.allow_tf32, install, compiled)
     except CandidateLoadError as e:  # the candidate's mistake, all said in the reason: no harness traceback

@@ -23,7 +23,7 @@ from typing import Any
 
 import torch
 
-from kernelevolve.eval.worker import l2, launches, replies, shared, trees
+from kernelevolve.eval.worker import finished, l2, launches, replies, shared, trees
 from kernelevolve.eval.worker.checking import CandidateFailure, failure_of
 from kernelevolve.eval.worker.prepare import PreparedCase, describe
 from kernelevolve.eval.worker.runner import LOAD_ERROR, checked_call
@@ -175,8 +175,9 @@ class RemoteFn:
         """(ms of one call as the candidate's process timed it, the page faults it counted there)."""
         key = self.host.key(inputs)
         t0 = time.perf_counter()
-        ms, faults, _ = self.host.run(self.model, key)
+        ms, faults, _ = self.host.run(self.model, key, timed=True)
         self.brackets.append((time.perf_counter() - t0) * 1e3)
+        self.host.read_output()  # before the next request: the output must be there already
         self.claimed.append(ms)
         self.empty.append(self.host.ping())
         return ms, faults
@@ -266,6 +267,10 @@ class Remote:
         # until then
         self.empty_ms = 0.0
         self.jitter_ms = 0.0  # the spread of a request's own cost, measured with empty_ms (`calibrate`)
+        # cpu: the judge's reads of each call's output right after its reply (eval/worker/finished.py); probed in
+        # `calibrate`, off until then and where this host does not let the judge read that process
+        self.reader = finished.Reader(pid)
+        self._placed: tuple[int, Any] | None = None  # a timed call's (key, output place), till `read_output`
 
     def warm_up(self) -> None:
         """Ask the candidate's process to make its CUDA context now, without waiting: it does while the judge makes
@@ -375,6 +380,7 @@ class Remote:
         keys = [key for key in (self.keys.pop(id(tree), None) for tree in trees_) if key is not None]
         for key in keys:
             shared.release(self.held.pop(key)[1])
+        self.reader.forget(keys)
         if keys:
             self.request("forget", keys)
 
@@ -411,18 +417,34 @@ class Remote:
             fns["compile"] = RemoteFn(self, ("compile", ("ref", key)))
         return fns
 
-    def run(self, model: Any, key: int) -> tuple[float, int, list[str] | None]:
+    def run(self, model: Any, key: int, timed: bool = False) -> tuple[float, int, list[str] | None]:
         """One call of `model` on the set under `key`: the one request every call comes through, timed, checked or
         on unseen inputs alike (runner.CandidateProcess.do_run): (ms by that process's clock, its page faults, the
-        kernels the launch monitor saw or None)."""
+        kernels the launch monitor saw or None). A candidate's output is read where the reply says it lies before
+        the next request (eval/worker/finished.py): here, or with `timed` by `read_output` once the caller's clock
+        around this request has stopped."""
         found = self.request("run", model, key)
         if not (
             isinstance(found, tuple)
-            and len(found) == 3
+            and len(found) == 4
             and all(isinstance(v, (int, float)) and v == v and v >= 0 for v in found[:2])
         ):
             raise CandidateFailure(Status.REJECTED, "integrity check: the candidate's process sent no call's figures")
-        return found
+        if not isinstance(model, tuple) and not self.measures:
+            self._placed = (key, found[3])
+            if not timed:
+                self.read_output()
+        return found[:3]
+
+    def read_output(self) -> None:
+        """The judge's read of the last candidate call's output, right after its reply (eval/worker/finished.py);
+        raises CandidateFailure where the reply's place for it cannot be read."""
+        if self._placed is None:
+            return
+        (key, place), self._placed = self._placed, None
+        why = self.reader.after_reply(key, place)
+        if why:
+            raise CandidateFailure(Status.REJECTED, f"finished-output check: the candidate's process {why}")
 
     def take(self, keys: list[int], may_alias: bool) -> dict[int, tuple[Any, str]]:
         """The last outputs of the sets under `keys`, copied here: (the output, or None where it shares memory
@@ -431,12 +453,19 @@ class Remote:
         try:
             if not isinstance(found, dict) or not set(found) <= set(keys):
                 raise TypeError
-            return {k: (None if spec is None else self._copy(spec), str(alias)) for k, (spec, alias) in found.items()}
+            taken = {k: (None if spec is None else self._copy(spec), str(alias)) for k, (spec, alias) in found.items()}
         except (TypeError, ValueError):
             raise CandidateFailure(
                 Status.REJECTED,
                 "integrity check: the candidate's process sent outputs the judge did not ask for or cannot read",
             ) from None
+        for k, (out, _) in taken.items():
+            why = self.reader.check(k, out) if out is not None else ""
+            if why:
+                raise CandidateFailure(
+                    Status.REJECTED, f"finished-output check: {why} (its work went on after the reply)"
+                )
+        return taken
 
     def call(
         self, model: int, inputs: Any, pc: PreparedCase, monitor: bool
@@ -464,8 +493,10 @@ class Remote:
         empty = min(self.empty_ms, self.ping(), self.ping())
         key = self.key(inputs)
         t0 = time.perf_counter()
-        self.run(model, key)
-        return max((time.perf_counter() - t0) * 1e3 - empty, 0.0), (key if keep else -1)
+        self.run(model, key, timed=True)
+        ms = max((time.perf_counter() - t0) * 1e3 - empty, 0.0)
+        self.read_output()
+        return ms, (key if keep else -1)
 
     def calibrate(self, n: int = CALIBRATION_REQUESTS) -> None:
         """cpu: the cost of a request itself, the fastest of `n` empty ones, taken while the candidate's process
@@ -475,6 +506,7 @@ class Remote:
         figures, never shorten them."""
         times = sorted([self.ping() for _ in range(n)][n // 4 :])  # the first few warm the pipe and the process up
         self.empty_ms = times[0]
+        self.reader.probe()
         self.jitter_ms = times[int(0.9 * (len(times) - 1))] - times[0]
 
     def output(self, key: int) -> Any:

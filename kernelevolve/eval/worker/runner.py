@@ -22,7 +22,7 @@ from typing import Any
 import torch
 
 from kernelevolve.eval.builds import extension_cache
-from kernelevolve.eval.worker import integrity, l2, launches, precision, shared, trees
+from kernelevolve.eval.worker import finished, integrity, l2, launches, precision, shared, trees
 from kernelevolve.eval.worker.checking import CandidateFailure, failure_of
 from kernelevolve.eval.worker.correctness import compare
 from kernelevolve.eval.worker.launches import LaunchMonitor
@@ -158,12 +158,13 @@ class CandidateProcess:
         request, so the call's request, path and reply stay those of every other call (issue 45, class 3)."""
         self.poison, self.monitor = [int(n) for n in poison], bool(monitor)
 
-    def do_run(self, model: Any, key: int) -> tuple[float, int, list[str] | None]:
+    def do_run(self, model: Any, key: int) -> tuple[float, int, list[str] | None, list[Any]]:
         """Every call the judge makes of a model on an input set, whatever it makes of it (a correctness trial, a
         timed call, a call of the unseen-inputs check): one request, one path, one reply, so that nothing in this
         process tells one kind of call from another (docs/harness.md, "Calls alike"). Returns (ms of the call on
         the host clock, with its synchronize; the minor page faults it took; the candidate kernels the launch
-        monitor saw, or None where it is off). A candidate's output is kept as its set's last till `do_take`."""
+        monitor saw, or None where it is off; where its output lies, which the judge reads before its next request:
+        eval/worker/finished.py). A candidate's output is kept as its set's last till `do_take`."""
         fn, inputs = self.models[model], self.sets[key]
         monitor = LaunchMonitor(self.path) if self.monitor else None
         with Poisoned(self.device, self.poison) if self.poison else contextlib.nullcontext():
@@ -180,11 +181,12 @@ class CandidateProcess:
             faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt - f0
         if not isinstance(model, tuple):  # the candidate's (the baselines' are keyed ("ref", case) and the like)
             self.last[key] = out
+        place = finished.where(out)
         del out
         left = self.watch.python_left()
         if left:
             raise CandidateFailure(Status.REJECTED, f"threads check: after forward returned, {left}")
-        return ms, faults, (monitor.seen if monitor is not None else None)
+        return ms, faults, (monitor.seen if monitor is not None else None), place
 
     def do_take(self, keys: list[int], may_alias: bool) -> dict[int, tuple[Any, str]]:
         """The last output of each set under `keys` (those it has), each then let go: (its spec, or None where it

@@ -54,20 +54,46 @@ def file_name(operator: str) -> str:
 
 def read(path: Path) -> Entry:
     """The entry in `path`, checked for shape (not against torch: `enable` does that). EntryError otherwise."""
-    values = literals(path, "kernel")
-    if MARKER not in values:
-        raise EntryError(
-            f"{path}: not a KernelEvolve kernel file (no {MARKER}); a kernel directory holds only files written "
-            "by `kernelevolve export RUN --kernel-dir DIR`: move this one out"
-        )
-    if values[MARKER] != FORMAT:
-        raise EntryError(f"{path}: kernel file format {values[MARKER]!r}, this KernelEvolve reads {FORMAT}")
-    missing = [f for f in FIELDS if f not in values]
-    if missing:
-        raise EntryError(f"{path}: corrupt kernel file: no literal {', '.join(missing)}; export it again")
+    values = written_values(path, KERNEL_FILE, "export it again")
     entry = Entry(*(values[f] for f in FIELDS), path=path)
     _check(entry, path)
     return entry
+
+
+@dataclass
+class WrittenKind:
+    """A kind of file KernelEvolve writes and reads back as literals: its marker, format and fields."""
+
+    what: str  # "kernel", "region"
+    marker: str
+    format: int
+    fields: tuple[str, ...]
+    folder: str  # the folder such files fill, as the message says it
+    writer: str  # the command that writes them
+
+
+KERNEL_FILE = WrittenKind(
+    "kernel", MARKER, FORMAT, FIELDS, "a kernel directory", "kernelevolve export RUN --kernel-dir DIR"
+)
+
+
+def written_values(path: Path, kind: WrittenKind, again: str) -> dict[str, Any]:
+    """The literals of a file of `kind`, its marker, format and fields checked; EntryError saying which and how to
+    fix it (`again`: what writes the file anew)."""
+    values = literals(path, kind.what)
+    if kind.marker not in values:
+        raise EntryError(
+            f"{path}: not a KernelEvolve {kind.what} file (no {kind.marker}); {kind.folder} holds only files written "
+            f"by `{kind.writer}`: move this one out"
+        )
+    if values[kind.marker] != kind.format:
+        raise EntryError(
+            f"{path}: {kind.what} file format {values[kind.marker]!r}, this KernelEvolve reads {kind.format}"
+        )
+    missing = [f for f in kind.fields if f not in values]
+    if missing:
+        raise EntryError(f"{path}: corrupt {kind.what} file: no literal {', '.join(missing)}; {again}")
+    return values
 
 
 def literals(path: Path, what: str) -> dict[str, Any]:

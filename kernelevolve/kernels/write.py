@@ -46,14 +46,23 @@ def export_kernel_dir(store: Store, run: Run, folder: Path) -> tuple[Path, Entry
     path = Path(folder) / file_name(operator)
     if not dispatch:
         return path, None
-    device = PLATFORMS[run.platform].device_type if run.platform in PLATFORMS else run.platform  # rocm: "cuda"
-    entry = Entry(operator, facts["variants"], device, facts["init_inputs"], found, dispatch, kernels)
+    entry = Entry(operator, facts["variants"], device_of(run), facts["init_inputs"], found, dispatch, kernels)
+    write_file(path, render(entry))
+    return path, entry
+
+
+def device_of(run: Run) -> str:
+    """The device type a run's kernels run on (rocm's: "cuda", as torch names it)."""
+    return PLATFORMS[run.platform].device_type if run.platform in PLATFORMS else run.platform
+
+
+def write_file(path: Path, text: str) -> None:
+    """An exported file written, its folder made; ExportError where it cannot be."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(render(entry))
+        path.write_text(text)
     except OSError as e:
         raise ExportError(f"cannot write {path}: {e.strerror}") from None
-    return path, entry
 
 
 def problem_facts(problem_path: str) -> dict[str, Any]:

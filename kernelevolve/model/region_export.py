@@ -9,11 +9,9 @@ from typing import Any
 
 import torch
 
-from kernelevolve.kernels.write import case_evidence, evidence, node_source
+from kernelevolve.kernels.write import case_evidence, device_of, evidence, node_source, write_file
 from kernelevolve.model.region_file import INPUTS, STATE_DICT, RegionEntry, file_name, render
-from kernelevolve.platforms import PLATFORMS
 from kernelevolve.result import EvalResult
-from kernelevolve.search.export import ExportError
 from kernelevolve.store.models import Run
 from kernelevolve.store.store import Store
 
@@ -45,17 +43,12 @@ def export_region(store: Store, run: Run, row: Any, folder: Path) -> tuple[Path,
     _, node_id, case = best
     node = next(n for n in store.nodes(run.id) if n.id == node_id)
     case = {"node": node.step, "node_id": node.id, **case}
-    device = PLATFORMS[run.platform].device_type if run.platform in PLATFORMS else run.platform
     problem = Path(run.problem_path).read_text()
     entry = RegionEntry(
-        row.name, row.kind, row.signature, list(row.ops), device, evidence(run, evaluations[node_id]), case,
+        row.name, row.kind, row.signature, list(row.ops), device_of(run), evidence(run, evaluations[node_id]), case,
         node_source(store, node), problem,
     )  # fmt: skip
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(render(entry))
-    except OSError as e:
-        raise ExportError(f"cannot write {path}: {e.strerror}") from None
+    write_file(path, render(entry))
     return path, entry
 
 

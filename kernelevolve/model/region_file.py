@@ -13,7 +13,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kernelevolve.kernels.entry import DEVICES, EntryError, literals, pretty_dict, source_literal, times
+from kernelevolve.kernels.entry import (
+    DEVICES,
+    EntryError,
+    WrittenKind,
+    pretty_dict,
+    source_literal,
+    times,
+    written_values,
+)
 
 # A swap directory (the --out of `kernelevolve model ... --search`) holds, besides the problems and the search:
 KERNELS = "kernels"  # the operators' kernel directory, for kernelevolve.enable()
@@ -55,20 +63,11 @@ def file_name(name: str) -> str:
 
 def read(path: Path) -> RegionEntry:
     """The entry in `path`, checked for shape; RegionFileError otherwise."""
+    kind = WrittenKind("region", MARKER, FORMAT, tuple(FIELDS), "a regions folder", "kernelevolve model ... --search")
     try:
-        values = literals(path, "region")
+        values = written_values(path, kind, "search again")
     except EntryError as e:
         raise RegionFileError(str(e)) from None
-    if MARKER not in values:
-        raise RegionFileError(
-            f"{path}: not a KernelEvolve region file (no {MARKER}); a regions folder holds only files written by "
-            "`kernelevolve model ... --search`: move this one out"
-        )
-    if values[MARKER] != FORMAT:
-        raise RegionFileError(f"{path}: region file format {values[MARKER]!r}, this KernelEvolve reads {FORMAT}")
-    missing = [f for f in FIELDS if f not in values]
-    if missing:
-        raise RegionFileError(f"{path}: corrupt region file: no literal {', '.join(missing)}; search again")
     entry = RegionEntry(*(values[f] for f in FIELDS), path=path)
     _check(entry, path)
     return entry

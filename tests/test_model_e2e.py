@@ -22,7 +22,7 @@ from kernelevolve.kernels.entry import read, render
 from kernelevolve.model import e2e, e2e_timing
 from kernelevolve.model.entry import load
 from kernelevolve.model.region_export import save_model
-from kernelevolve.model.swapped import report_of, swapped_model
+from kernelevolve.model.swap import swap
 from kernelevolve.model.table import amdahl
 from kernelevolve.store.store import Store
 from tests.aten_kernels import PROBLEMS, record_run
@@ -95,9 +95,9 @@ def _options(**kw):
 
 def test_the_swapped_model_keeps_the_original_s_names_and_runs_its_kernels_only_inside(right):
     loaded = load(ENTRY, "cpu")
-    swapped = swapped_model(loaded.model, right)
+    swapped = swap(loaded.model, right)
     assert list(swapped.state_dict()) == list(loaded.model.state_dict())
-    assert report_of(swapped).operators == ["aten::relu"]
+    assert swapped.kernelevolve_report.operators == ["aten::relu"]
     calls = []
     (plan,) = swapped._kernelevolve_swap.operators.plans  # count the relu kernel's calls through its dispatch
     for case in plan.cases:

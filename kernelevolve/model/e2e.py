@@ -19,8 +19,7 @@ from kernelevolve.kernels.enable import enabled
 from kernelevolve.model import e2e_check
 from kernelevolve.model.e2e_timing import Forward, Timed, batch_rows, time_all
 from kernelevolve.model.entry import LoadedModel, device_of
-from kernelevolve.model.swap import SwapReport
-from kernelevolve.model.swapped import report_of, swapped_model
+from kernelevolve.model.swap import SwapReport, swap
 from kernelevolve.model.table import Row, amdahl, counted, predicted
 
 MANIFEST = "model.json"  # written by `kernelevolve model` (model/extract.py)
@@ -122,7 +121,7 @@ def prove(loaded: LoadedModel, folder: Path, options: ProofOptions, say: Callabl
     notes = _manifest_notes(manifest, loaded)
     _original_on_aten("before the swap: disable them (kernelevolve.disable()) first")
     try:
-        swapped = swapped_model(loaded.model, folder).eval()
+        swapped = swap(loaded.model, folder).eval()
     except Exception as e:  # noqa: BLE001 - SwapError and the swap's own failures alike: one line
         raise ProofError(str(e)) from None
     _original_on_aten("by the swap: the swapped model must serve its kernels in its own forward alone")
@@ -132,7 +131,7 @@ def prove(loaded: LoadedModel, folder: Path, options: ProofOptions, say: Callabl
     forward = Forward(loaded.model, swapped, loaded.args, loaded.kwargs, device)
     timed, graphs_off = time_all(forward, options.variants, options.runs, say)
     eager = next((t for t in timed if t.name == "eager" and not t.graphs and t.status == "ok"), None)
-    report = report_of(swapped)
+    report: SwapReport = swapped.kernelevolve_report
     section = amdahl_section(rows, timed, report, eager.median_ms if eager else None)
     if not section["rows"]:
         notes.append("no searched row's kernel won in model.json: nothing is predicted to change")
